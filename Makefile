@@ -1,0 +1,24 @@
+# racekit: make races happen on purpose against a real kube-apiserver.
+# `make test` and `make demo` do all the setup on a fresh machine.
+
+GO ?= go
+
+.PHONY: help envtest test demo vet
+
+help: ## show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 8 minutes cold)
+	$(GO) run ./cmd/racekit envtest
+
+vet: ## go vet and gofmt
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+test: envtest vet ## build the control plane if needed, then run every test and scenario
+	$(GO) test -race ./hooks/... ./controller/... ./harness/... ./internal/...
+	$(GO) test ./scenarios/... ./cmd/...
+
+demo: envtest ## run the flagship race and show it
+	$(GO) test ./scenarios -run 'TestScenarios/deployment_conflict$$' -count=1 -v

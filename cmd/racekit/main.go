@@ -1,0 +1,109 @@
+// Command racekit is the workshop and operations tool of racekit.
+//
+//	racekit envtest       build kube-apiserver and etcd from source, once
+//	racekit help          show the commands
+//	racekit help scenario show the scenario language
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/racekit/racekit/harness"
+	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/assets"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes: 0 for success, 1 for a failure, 2 for a usage error.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "envtest":
+		return envtest(stdout, stderr)
+	case "help", "-h", "--help":
+		if len(args) > 1 && args[1] == "scenario" {
+			scenarioHelp(stdout)
+			return exitOK
+		}
+		usage(stdout)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "racekit: unknown command %q\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: racekit COMMAND
+
+Commands:
+  envtest         build kube-apiserver and etcd from source into the cache (once)
+  help            show this help
+  help scenario   show the scenario language: commands, hook points, verbs
+`)
+}
+
+func envtest(stdout, stderr io.Writer) int {
+	if dir := os.Getenv(assets.EnvVar); dir != "" {
+		if _, err := assets.Find(); err != nil {
+			fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "envtest: using %s=%s; nothing to build\n", assets.EnvVar, dir)
+		return exitOK
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
+		return exitFail
+	}
+	root, err := assets.Root(wd)
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
+		return exitFail
+	}
+	if _, err := assets.Build(ctx, root, stdout); err != nil {
+		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// scenarioHelp prints the scenario language from the same data the
+// commands run from.
+func scenarioHelp(w io.Writer) {
+	fmt.Fprintln(w, "Scenario commands (testscript; \"!\" before a command negates it where noted):")
+	group := ""
+	for _, c := range harness.Commands() {
+		if c.Group != group {
+			group = c.Group
+			fmt.Fprintf(w, "\n%s:\n", group)
+		}
+		fmt.Fprintf(w, "  %s %s\n      %s\n", c.Name, c.Args, c.Summary)
+	}
+	fmt.Fprintln(w, "\nHook points:")
+	for _, p := range hooks.Points() {
+		fmt.Fprintf(w, "  %-8s %s\n", p.Name, p.Summary)
+	}
+	fmt.Fprintf(w, "\nVerbs: %s\n", strings.Join(hooks.Verbs, ", "))
+}

@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Negation says what "!" before a command means.
+type Negation int
+
+const (
+	// NoNegation: the command refuses "!".
+	NoNegation Negation = iota
+	// NegAPIError: "!" expects the API server to refuse the call. Any other
+	// failure (bad arguments, a missing snapshot) still fails the script.
+	NegAPIError
+	// NegSelf: the command gives "!" its own meaning (an assertion of
+	// absence, say) and handles it in Run.
+	NegSelf
+)
+
+// Invocation is one call of a command.
+type Invocation struct {
+	Neg    bool
+	Args   []string
+	Stdout io.Writer
+	// Pos is the script position, file:line.
+	Pos string
+	// InHook is true when the command runs as a hook's action.
+	InHook bool
+}
+
+// Command is a scenario command. Usage is data: help, the language reference
+// and argument checks all come from these fields.
+type Command struct {
+	Name string
+	// Args is the usage after the name, such as "ACTOR RESOURCE/NAME KEY=VALUE".
+	Args string
+	// Summary is one line for help.
+	Summary string
+	// Group orders help: setup, write, race, assert.
+	Group string
+	// MinArgs and MaxArgs bound the arguments; MaxArgs -1 means no bound.
+	MinArgs, MaxArgs int
+	Negation         Negation
+	// Hookable commands may run as a hook's action.
+	Hookable bool
+	Run      func(sc *Scenario, inv Invocation) error
+}
+
+// Usage returns "usage: NAME ARGS".
+func (c *Command) Usage() string {
+	return strings.TrimSpace("usage: " + c.Name + " " + c.Args)
+}
+
+// commands holds every command, by name.
+var commands = map[string]*Command{}
+
+// register adds c and refuses a second command with the same name.
+func register(c *Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic(fmt.Sprintf("harness: command %q registered twice", c.Name))
+	}
+	commands[c.Name] = c
+}
+
+// Commands returns every scenario command, grouped as help shows them.
+func Commands() []*Command {
+	order := map[string]int{"setup": 0, "write": 1, "race": 2, "assert": 3}
+	out := make([]*Command, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if order[out[i].Group] != order[out[j].Group] {
+			return order[out[i].Group] < order[out[j].Group]
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// errUsage marks an argument error, so that the message carries the usage
+// line.
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// call checks inv against c's usage data and runs it, giving "!" the
+// meaning c declares.
+func (c *Command) call(sc *Scenario, inv Invocation) error {
+	if inv.Neg && c.Negation == NoNegation {
+		return fmt.Errorf("%s does not take \"!\"; %s", c.Name, c.Usage())
+	}
+	if n := len(inv.Args); n < c.MinArgs || (c.MaxArgs >= 0 && n > c.MaxArgs) {
+		return fmt.Errorf("wrong number of arguments (%d); %s", n, c.Usage())
+	}
+	neg := inv.Neg
+	if c.Negation == NegAPIError {
+		inv.Neg = false
+	}
+	err := c.Run(sc, inv)
+	if errors.Is(err, errUsage) {
+		return fmt.Errorf("%v; %s", strings.TrimPrefix(err.Error(), "usage: "), c.Usage())
+	}
+	if !neg || c.Negation != NegAPIError {
+		return err
+	}
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		return fmt.Errorf("succeeded, but \"!\" expects the API server to refuse it")
+	case errors.As(err, &status):
+		return nil // the refusal the script expects; the trace shows it
+	default:
+		return err
+	}
+}
+
+// suggest returns a " (did you mean X?)" hint for a near-miss of name among
+// candidates, or "".
+func suggest(name string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := distance(name, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// distance is the Levenshtein distance between a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}

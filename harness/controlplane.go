@@ -1,0 +1,301 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/racekit/racekit"
+	"github.com/racekit/racekit/internal/assets"
+)
+
+// ControlPlane is one kube-apiserver and its etcd, started once per process
+// and shared by every scenario; scenarios keep apart by namespace.
+type ControlPlane struct {
+	env *envtest.Environment
+	// admin is the unrecorded superuser config the harness uses for its
+	// own setup and for assertions, never for a scenario's actors.
+	admin   *rest.Config
+	dynamic dynamic.Interface
+	mapper  meta.RESTMapper
+	logs    *tail
+
+	mu    sync.Mutex
+	users map[string]*rest.Config
+	stop  sync.Once
+	err   error
+}
+
+// baseConfig carries what every client config shares. Scenarios must never
+// wait on client-side throttling, and the recorder reads JSON.
+func baseConfig() *rest.Config {
+	return &rest.Config{
+		QPS:   -1, // no client-side rate limiter
+		Burst: 1000,
+		ContentConfig: rest.ContentConfig{
+			ContentType:        "application/json",
+			AcceptContentTypes: "application/json",
+		},
+	}
+}
+
+// StartControlPlane starts kube-apiserver and etcd from the binaries that
+// assets.Find locates, installs the CRDs embedded in package racekit, and
+// returns once the API server serves them. Call Stop when done; it also runs
+// on SIGINT and SIGTERM, so that an interrupted run leaves no process behind.
+// A failed start returns the processes' output with the error.
+func StartControlPlane(ctx context.Context) (*ControlPlane, error) {
+	dir, err := assets.Find()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := loadCRDs(racekit.CRDs)
+	if err != nil {
+		return nil, err
+	}
+	logs := newTail(64 << 10)
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: dir,
+		CRDs:                  crds,
+		ErrorIfCRDPathMissing: true,
+		ControlPlane: envtest.ControlPlane{
+			APIServer: &envtest.APIServer{Out: logs.prefixed("kube-apiserver"), Err: logs.prefixed("kube-apiserver")},
+			Etcd:      &envtest.Etcd{Out: logs.prefixed("etcd"), Err: logs.prefixed("etcd")},
+		},
+	}
+	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}}
+	stopOnSignal(cp)
+	if _, err := env.Start(); err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("start control plane: %w\n--- control-plane output (last %d bytes) ---\n%s", err, logs.size, logs.String())
+	}
+	if cp.admin, err = cp.User("racekit-admin", "system:masters"); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	if cp.dynamic, err = dynamic.NewForConfig(cp.admin); err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("admin client: %w", err)
+	}
+	if cp.mapper, err = newMapper(cp.admin); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	if err := cp.warmUp(ctx, crds); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	return cp, nil
+}
+
+// warmUp sends each custom resource a dry-run create. The API server
+// prepares a CRD's storage and validation on the first list and the first
+// write, which takes about two seconds each; paying that here keeps it out
+// of the first scenario's timings. A dry run stores nothing.
+func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
+			obj := &unstructured.Unstructured{}
+			obj.SetAPIVersion(gvr.GroupVersion().String())
+			obj.SetKind(crd.Spec.Names.Kind)
+			obj.SetName("racekit-warm-up")
+			c := cp.dynamic.Resource(gvr)
+			var err error
+			if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
+				_, err = c.Namespace(metav1.NamespaceDefault).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			} else {
+				_, err = c.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			}
+			if err != nil && !apierrors.IsInvalid(err) {
+				return fmt.Errorf("warm up %s: %w", gvr, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Stop stops the API server and etcd and removes their folders. It is safe
+// to call more than once and from several goroutines.
+func (cp *ControlPlane) Stop() error {
+	cp.stop.Do(func() { cp.err = cp.env.Stop() })
+	return cp.err
+}
+
+// Output returns the last of what kube-apiserver and etcd wrote, for failure
+// messages.
+func (cp *ControlPlane) Output() string { return cp.logs.String() }
+
+// User returns a config that authenticates as the user name in groups,
+// creating a client certificate the first time a name is asked for.
+func (cp *ControlPlane) User(name string, groups ...string) (*rest.Config, error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	if cfg, ok := cp.users[name]; ok {
+		return rest.CopyConfig(cfg), nil
+	}
+	u, err := cp.env.AddUser(envtest.User{Name: name, Groups: groups}, baseConfig())
+	if err != nil {
+		return nil, fmt.Errorf("add user %s: %w", name, err)
+	}
+	cfg := u.Config()
+	cp.users[name] = cfg
+	return rest.CopyConfig(cfg), nil
+}
+
+// Mapper returns the REST mapper built at start, which knows the built-in
+// resources and the installed CRDs.
+func (cp *ControlPlane) Mapper() meta.RESTMapper { return cp.mapper }
+
+func newMapper(cfg *rest.Config) (meta.RESTMapper, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("discovery client: %w", err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		return nil, fmt.Errorf("discover API resources: %w", err)
+	}
+	return restmapper.NewDiscoveryRESTMapper(groups), nil
+}
+
+// resource resolves a resource name as scenarios write it ("deployments",
+// "deployment", "webapps") to its GroupVersionResource and scope.
+func (cp *ControlPlane) resource(name string) (schema.GroupVersionResource, bool, error) {
+	gvr, err := cp.mapper.ResourceFor(schema.GroupVersionResource{Resource: name})
+	if err != nil {
+		return gvr, false, fmt.Errorf("unknown resource %q%s", name, suggest(name, cp.resourceNames()))
+	}
+	gvk, err := cp.mapper.KindFor(gvr)
+	if err != nil {
+		return gvr, false, fmt.Errorf("kind of %s: %w", gvr, err)
+	}
+	m, err := cp.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return gvr, false, fmt.Errorf("mapping of %s: %w", gvk, err)
+	}
+	return gvr, m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// resourceNames lists the plural resource names the mapper knows, for hints.
+func (cp *ControlPlane) resourceNames() []string {
+	var names []string
+	for _, r := range []string{"deployments", "webapps", "configmaps", "secrets", "pods", "services", "replicasets", "namespaces", "serviceaccounts"} {
+		if _, err := cp.mapper.ResourceFor(schema.GroupVersionResource{Resource: r}); err == nil {
+			names = append(names, r)
+		}
+	}
+	return names
+}
+
+func loadCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	files, err := fs.Glob(fsys, "testdata/crds/*.yaml")
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("no CRDs embedded in package racekit: %v", err)
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, f := range files {
+		data, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(crd); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", f, err)
+		}
+		crds = append(crds, crd)
+	}
+	return crds, nil
+}
+
+// stopOnSignal stops cp and exits when the process is interrupted. envtest
+// starts its processes in their own process group, so a Ctrl-C at the
+// terminal never reaches them: without this they would outlive the run.
+func stopOnSignal(cp *ControlPlane) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s, ok := <-ch
+		if !ok {
+			return
+		}
+		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
+		_ = cp.Stop()
+		os.Exit(130)
+	}()
+}
+
+// tail keeps the last size bytes written to it.
+type tail struct {
+	mu   sync.Mutex
+	buf  []byte
+	size int
+}
+
+func newTail(size int) *tail { return &tail{size: size} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.size; over > 0 {
+		t.buf = append(t.buf[:0:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// prefixed returns a writer that marks each line with the process name.
+func (t *tail) prefixed(name string) io.Writer {
+	return &linePrefixer{w: t, prefix: []byte(name + ": ")}
+}
+
+type linePrefixer struct {
+	w      io.Writer
+	prefix []byte
+	mid    bool
+}
+
+func (l *linePrefixer) Write(p []byte) (int, error) {
+	var out []byte
+	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if !l.mid {
+			out = append(out, l.prefix...)
+		}
+		out = append(out, line...)
+		l.mid = line[len(line)-1] != '\n'
+	}
+	if _, err := l.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+

@@ -1,0 +1,226 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/racekit/racekit/hooks"
+)
+
+// Exchange is one request and its response, as seen on the wire.
+type Exchange struct {
+	Seq int
+	hooks.Call
+	// SentRV is the resourceVersion the request carried: in the object's
+	// metadata, in a patch, in delete preconditions, or in the query.
+	SentRV string
+	// SentUID is a uid precondition the request carried.
+	SentUID string
+	// Code is the HTTP status; zero when the request failed in transport.
+	Code int
+	// Reason is the Status reason of a failed call ("Conflict"), or the
+	// HTTP status text of a successful one ("OK").
+	Reason string
+	// Message is the Status message of a failed call.
+	Message string
+	// GotRV and GotUID come from the response object's metadata.
+	GotRV  string
+	GotUID string
+	// Err is a transport error, when there was no response.
+	Err string
+
+	Start    time.Time
+	Duration time.Duration
+}
+
+// HookFiring is a trace entry for a hook whose action ran.
+type HookFiring struct {
+	ID      int
+	Trigger string // "after controller get deployments/web #1"
+	Action  string // "annotate bob deployments/web team=blue"
+}
+
+// Entry is one line of a trace: an exchange or a hook firing.
+type Entry struct {
+	Exchange *Exchange
+	Hook     *HookFiring
+}
+
+// Recorder keeps every exchange of one scenario, in the order the requests
+// were sent, with the hook firings in between. It is safe for concurrent use.
+type Recorder struct {
+	mu      sync.Mutex
+	entries []Entry
+	seq     int
+}
+
+// Wrap returns a function for rest.Config.Wrap that records every exchange
+// actor makes.
+func (r *Recorder) Wrap(actor string) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return &recordingTransport{actor: actor, rec: r, next: next}
+	}
+}
+
+// Note adds a hook firing to the trace.
+func (r *Recorder) Note(h HookFiring) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, Entry{Hook: &h})
+}
+
+// Trace returns a copy of what has been recorded so far.
+func (r *Recorder) Trace() Trace {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(Trace, len(r.entries))
+	for i, e := range r.entries {
+		if e.Exchange != nil {
+			x := *e.Exchange
+			e.Exchange = &x
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func (r *Recorder) add(x *Exchange) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	x.Seq = r.seq
+	r.entries = append(r.entries, Entry{Exchange: x})
+}
+
+// update applies f to x under the recorder's lock, since Trace may copy x
+// while its response is still arriving.
+func (r *Recorder) update(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+}
+
+type recordingTransport struct {
+	actor string
+	rec   *Recorder
+	next  http.RoundTripper
+}
+
+func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	x := &Exchange{Call: hooks.ParseRequest(t.actor, req)}
+	if q := req.URL.Query().Get("resourceVersion"); q != "" {
+		x.SentRV = q
+	}
+	if req.Body != nil && req.Body != http.NoBody {
+		body, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		if rv, uid := sentVersion(body); rv != "" || uid != "" {
+			x.SentRV, x.SentUID = rv, uid
+		}
+	}
+	x.Start = time.Now()
+	t.rec.add(x)
+
+	resp, err := t.next.RoundTrip(req)
+	elapsed := time.Since(x.Start)
+	if err != nil {
+		t.rec.update(func() { x.Duration, x.Err = elapsed, err.Error() })
+		return nil, err
+	}
+	var got response
+	if x.Verb != "watch" {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		_ = json.Unmarshal(body, &got) // a body that is not JSON leaves got empty
+	}
+	t.rec.update(func() {
+		x.Duration = time.Since(x.Start)
+		x.Code = resp.StatusCode
+		if got.Kind == "Status" && resp.StatusCode >= 300 {
+			x.Reason, x.Message = got.Reason, got.Message
+		} else {
+			x.GotRV, x.GotUID = got.Metadata.ResourceVersion, got.Metadata.UID
+		}
+		if x.Reason == "" {
+			x.Reason = statusText(resp.StatusCode)
+		}
+	})
+	return resp, nil
+}
+
+// response is the part of any API response body the recorder reads.
+type response struct {
+	Kind     string `json:"kind"`
+	Reason   string `json:"reason"`
+	Message  string `json:"message"`
+	Metadata struct {
+		ResourceVersion string `json:"resourceVersion"`
+		UID             string `json:"uid"`
+	} `json:"metadata"`
+}
+
+// sentVersion finds the resourceVersion and uid a request body pins: the
+// object's metadata (update, merge and strategic patches), DeleteOptions
+// preconditions, or the value of a JSON patch operation on
+// /metadata/resourceVersion.
+func sentVersion(body []byte) (rv, uid string) {
+	var obj struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Preconditions struct {
+			ResourceVersion *string `json:"resourceVersion"`
+			UID             *string `json:"uid"`
+		} `json:"preconditions"`
+	}
+	if json.Unmarshal(body, &obj) == nil {
+		rv = obj.Metadata.ResourceVersion
+		if p := obj.Preconditions.ResourceVersion; p != nil {
+			rv = *p
+		}
+		if p := obj.Preconditions.UID; p != nil {
+			uid = *p
+		}
+		return rv, uid
+	}
+	var ops []struct {
+		Op    string          `json:"op"`
+		Path  string          `json:"path"`
+		Value json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(body, &ops) == nil {
+		for _, op := range ops {
+			if op.Path == "/metadata/resourceVersion" {
+				var s string
+				if json.Unmarshal(op.Value, &s) == nil {
+					rv = s
+				} else {
+					rv = string(op.Value)
+				}
+			}
+		}
+	}
+	return rv, ""
+}
+
+func statusText(code int) string {
+	var b []byte
+	for _, r := range http.StatusText(code) {
+		if r != ' ' && r != '-' {
+			b = append(b, string(r)...)
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,267 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/racekit/racekit/controller"
+	"github.com/racekit/racekit/hooks"
+)
+
+// Actor is one client in a scenario: the controller, a named writer, or the
+// scenario's own setup steps. Each has its own user, user agent and field
+// manager, and every call it makes passes through the scenario's hooks and
+// recorder.
+type Actor struct {
+	Name    string
+	Config  *rest.Config
+	Dynamic dynamic.Interface
+}
+
+// SetupActor is the actor the scenario's setup steps (create) run as.
+const SetupActor = "setup"
+
+// ControllerActor is the actor the reference controller runs as.
+const ControllerActor = "controller"
+
+// Scenario is the state of one running script: its namespace, actors, hooks,
+// recording and snapshots.
+type Scenario struct {
+	Name      string
+	Namespace string
+	// Dir is the work folder that holds the script's archive files.
+	Dir string
+
+	ctx   context.Context
+	cp    *ControlPlane
+	rec   *Recorder
+	hooks *hooks.Set
+
+	mu         sync.Mutex
+	actors     map[string]*Actor
+	snapshots  map[string]*unstructured.Unstructured
+	armed      []*armedHook
+	reported   map[*hooks.Armed]int // hook errors already reported
+	reconciler *controller.Reconciler
+}
+
+// armedHook is a hook with where the script armed it.
+type armedHook struct {
+	*hooks.Armed
+	pos string // file:line of the on command
+}
+
+// NewScenario creates a namespace for a scenario named name, whose archive
+// files are in dir.
+func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scenario, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(name)}}
+	cs, err := client.New(cp.admin, client.Options{Mapper: cp.mapper})
+	if err != nil {
+		return nil, fmt.Errorf("admin client: %w", err)
+	}
+	if err := cs.Create(ctx, ns); err != nil {
+		return nil, fmt.Errorf("create namespace for %s: %w", name, err)
+	}
+	sc := &Scenario{
+		Name: name, Namespace: ns.Name, Dir: dir,
+		ctx: ctx, cp: cp, rec: &Recorder{}, hooks: &hooks.Set{},
+		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
+		reported: map[*hooks.Armed]int{},
+	}
+	sc.hooks.OnFire = func(a *hooks.Armed, _ hooks.Event) {
+		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label})
+	}
+	return sc, nil
+}
+
+var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
+
+func namespacePrefix(name string) string {
+	s := strings.Trim(notDNS.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(s) > 40 {
+		s = s[:40]
+	}
+	return "rk-" + s + "-"
+}
+
+// Trace returns what the scenario's actors have sent and received so far.
+func (sc *Scenario) Trace() Trace { return sc.rec.Trace() }
+
+var actorName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}$`)
+
+// Actor returns the actor called name, creating it on first use.
+func (sc *Scenario) Actor(name string) (*Actor, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if a, ok := sc.actors[name]; ok {
+		return a, nil
+	}
+	if !actorName.MatchString(name) {
+		return nil, fmt.Errorf("bad actor name %q: want a lower-case name such as bob or controller", name)
+	}
+	cfg, err := sc.cp.User(name, "system:masters")
+	if err != nil {
+		return nil, err
+	}
+	// The API server takes the field manager from the user agent up to
+	// the first slash, so each actor manages its fields under its name.
+	cfg.UserAgent = name + "/racekit"
+	cfg.Wrap(sc.rec.Wrap(name))
+	cfg.Wrap(hooks.Wrap(name, sc.hooks))
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", name, err)
+	}
+	a := &Actor{Name: name, Config: cfg, Dynamic: dc}
+	sc.actors[name] = a
+	return a, nil
+}
+
+// Reconciler returns the reference controller, running as the controller
+// actor with zero-delay conflict retries and the production step count.
+func (sc *Scenario) Reconciler() (*controller.Reconciler, error) {
+	a, err := sc.Actor(ControllerActor)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.reconciler != nil {
+		return sc.reconciler, nil
+	}
+	hc, err := rest.HTTPClientFor(a.Config)
+	if err != nil {
+		return nil, fmt.Errorf("controller http client: %w", err)
+	}
+	c, err := client.New(a.Config, client.Options{Scheme: controller.NewScheme(), Mapper: sc.cp.mapper, HTTPClient: hc})
+	if err != nil {
+		return nil, fmt.Errorf("controller client: %w", err)
+	}
+	sc.reconciler = controller.New(c, controller.Options{Backoff: ZeroDelayRetry()})
+	return sc.reconciler, nil
+}
+
+// ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
+// of attempts, so a scenario shows what production would do, but no delay,
+// since hooks, not time, order the race.
+func ZeroDelayRetry() wait.Backoff {
+	return wait.Backoff{Steps: retry.DefaultRetry.Steps, Factor: 1}
+}
+
+// ref is an object a scenario names: resource/name[/subresource].
+type ref struct {
+	gvr         schema.GroupVersionResource
+	namespaced  bool
+	name        string
+	subresource string
+}
+
+// object resolves "deployments/web" (or "deployment/web", "webapps/web/status").
+func (sc *Scenario) object(arg string) (ref, error) {
+	parts := strings.SplitN(arg, "/", 3)
+	if len(parts) < 2 || parts[0] == "" || parts[1] == "" {
+		return ref{}, fmt.Errorf("bad object %q: want RESOURCE/NAME, such as deployments/web", arg)
+	}
+	gvr, namespaced, err := sc.cp.resource(parts[0])
+	if err != nil {
+		return ref{}, err
+	}
+	r := ref{gvr: gvr, namespaced: namespaced, name: parts[1]}
+	if len(parts) == 3 {
+		r.subresource = parts[2]
+	}
+	return r, nil
+}
+
+// String renders r as it appears in traces.
+func (r ref) String() string {
+	s := r.gvr.Resource + "/" + r.name
+	if r.subresource != "" {
+		s += "/" + r.subresource
+	}
+	return s
+}
+
+// resourceClient returns actor's client for r's resource in the scenario's
+// namespace.
+func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
+	if r.namespaced {
+		return a.Dynamic.Resource(r.gvr).Namespace(sc.Namespace)
+	}
+	return a.Dynamic.Resource(r.gvr)
+}
+
+// read GETs r as the harness itself, outside the recording: assertions must
+// not change the trace they check.
+func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
+	c := sc.cp.dynamic.Resource(r.gvr)
+	if r.namespaced {
+		return c.Namespace(sc.Namespace).Get(sc.ctx, r.name, metav1.GetOptions{})
+	}
+	return c.Get(sc.ctx, r.name, metav1.GetOptions{})
+}
+
+// arm adds a hook armed at pos.
+func (sc *Scenario) arm(h hooks.Hook, pos string) *armedHook {
+	a := &armedHook{Armed: sc.hooks.Arm(h), pos: pos}
+	sc.mu.Lock()
+	sc.armed = append(sc.armed, a)
+	sc.mu.Unlock()
+	return a
+}
+
+// hookByID returns the hook armed id-th.
+func (sc *Scenario) hookByID(id int) (*armedHook, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if id < 1 || id > len(sc.armed) {
+		return nil, false
+	}
+	return sc.armed[id-1], true
+}
+
+// hookErrors returns the hook action errors not reported before, each
+// naming the hook and where it was armed.
+func (sc *Scenario) hookErrors() []string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var out []string
+	for _, a := range sc.armed {
+		err := sc.hooks.Err(a.Armed)
+		if err == nil {
+			continue
+		}
+		msgs := strings.Split(err.Error(), "\n")
+		for _, m := range msgs[sc.reported[a.Armed]:] {
+			out = append(out, fmt.Sprintf("%s: action of hook armed here failed: %s", a.pos, m))
+		}
+		sc.reported[a.Armed] = len(msgs)
+	}
+	return out
+}
+
+// unfired returns a message for each armed hook that never fired.
+func (sc *Scenario) unfired() []string {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	var out []string
+	for _, a := range sc.armed {
+		if sc.hooks.Fired(a.Armed) == 0 {
+			out = append(out, fmt.Sprintf("%s: hook %d (%s: %s) never fired: no matching call was made after it was armed", a.pos, a.ID, a.Hook.String(), a.Label))
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+type scenarioKey struct{}
+
+// ScriptOptions configures Params.
+type ScriptOptions struct {
+	// Dir holds the *.txtar scenarios; Files, if set, names them instead.
+	Dir   string
+	Files []string
+	// UpdateScripts rewrites golden sections (cmp stdout trace.golden)
+	// with what the run produced.
+	UpdateScripts bool
+}
+
+// Params returns testscript parameters that run scenarios on cp: each script
+// gets its own Scenario (namespace, actors, hooks, recorder), the scenario
+// commands, and a final check that every armed hook fired.
+func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscript.Params {
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+	for name, c := range commands {
+		cmds[name] = adapt(c)
+	}
+	return testscript.Params{
+		Dir:                opts.Dir,
+		Files:              opts.Files,
+		UpdateScripts:      opts.UpdateScripts,
+		RequireUniqueNames: true,
+		Cmds:               cmds,
+		Setup: func(env *testscript.Env) error {
+			name := scriptField(env, "name")
+			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
+			if err != nil {
+				return err
+			}
+			env.Values[scenarioKey{}] = sc
+			env.Setenv("NAMESPACE", sc.Namespace)
+			t := env.T()
+			env.Defer(func() {
+				for _, msg := range append(sc.hookErrors(), sc.unfired()...) {
+					fail(t, "FAIL: "+msg)
+				}
+			})
+			return nil
+		},
+	}
+}
+
+// adapt turns a Command into a testscript command: it reports failures as
+// "file:line: command args: what went wrong", and after every command it
+// reports the failed actions of hooks that fired during it.
+func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
+	return func(ts *testscript.TestScript, neg bool, args []string) {
+		sc := ts.Value(scenarioKey{}).(*Scenario)
+		err := c.call(sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts)})
+		var msgs []string
+		if err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s %s: %v", c.Name, strings.Join(args, " "), err))
+		}
+		msgs = append(msgs, sc.hookErrors()...)
+		if len(msgs) > 0 {
+			ts.Fatalf("%s", strings.Join(msgs, "\n"))
+		}
+	}
+}
+
+// fail marks t failed without stopping it, so that every message is shown.
+func fail(t testscript.T, msg string) {
+	if e, ok := t.(interface{ Error(...any) }); ok {
+		e.Error(msg)
+		return
+	}
+	t.Fatal(msg)
+}
+
+// scriptPos returns the script's current file:line. testscript keeps them
+// unexported; they are read, never written, with reflect, so that a hook can
+// name the line that armed it when it fails at the end of the script.
+func scriptPos(ts *testscript.TestScript) string {
+	v := reflect.ValueOf(ts).Elem()
+	file, line := v.FieldByName("file"), v.FieldByName("lineno")
+	if !file.IsValid() || !line.IsValid() {
+		return ts.Name()
+	}
+	return fmt.Sprintf("%s:%d", file.String(), line.Int())
+}
+
+// scriptField reads a string field of the script an Env belongs to.
+func scriptField(env *testscript.Env, field string) string {
+	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
+	if !ts.IsValid() || ts.IsNil() {
+		return "scenario"
+	}
+	f := ts.Elem().FieldByName(field)
+	if !f.IsValid() {
+		return "scenario"
+	}
+	return f.String()
+}

@@ -1,0 +1,135 @@
+package hooks
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+)
+
+func TestParseRequest(t *testing.T) {
+	tests := []struct {
+		method, target string
+		want           Call
+	}{
+		{"GET", "/apis/apps/v1/namespaces/ns/deployments/web", Call{Actor: "a", Verb: "get", Resource: "deployments", Namespace: "ns", Name: "web"}},
+		{"GET", "/apis/apps/v1/namespaces/ns/deployments", Call{Actor: "a", Verb: "list", Resource: "deployments", Namespace: "ns"}},
+		{"GET", "/apis/apps/v1/namespaces/ns/deployments?watch=true", Call{Actor: "a", Verb: "watch", Resource: "deployments", Namespace: "ns"}},
+		{"POST", "/apis/apps/v1/namespaces/ns/deployments", Call{Actor: "a", Verb: "create", Resource: "deployments", Namespace: "ns"}},
+		{"PUT", "/apis/demo.racekit.dev/v1alpha1/namespaces/ns/webapps/web/status", Call{Actor: "a", Verb: "update", Resource: "webapps", Namespace: "ns", Name: "web", Subresource: "status"}},
+		{"PATCH", "/api/v1/namespaces/ns/configmaps/c", Call{Actor: "a", Verb: "patch", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"DELETE", "/api/v1/namespaces/ns/configmaps/c", Call{Actor: "a", Verb: "delete", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"DELETE", "/api/v1/namespaces/ns/configmaps", Call{Actor: "a", Verb: "deletecollection", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns", Call{Actor: "a", Verb: "get", Resource: "namespaces", Name: "ns"}},
+		{"PUT", "/api/v1/namespaces/ns/finalize", Call{Actor: "a", Verb: "update", Resource: "namespaces", Name: "ns", Subresource: "finalize"}},
+		{"GET", "/api/v1/nodes", Call{Actor: "a", Verb: "list", Resource: "nodes"}},
+		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "create", Resource: "registrations", Name: "ns/web"}},
+		{"DELETE", "/registrations/ns/web", Call{Actor: "a", Verb: "delete", Resource: "registrations", Name: "ns/web"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			got := ParseRequest("a", httptest.NewRequest(tc.method, tc.target, nil))
+			assert.DeepEqual(t, got, tc.want)
+		})
+	}
+}
+
+// TestParseRequestCreateName checks that a create, sent to the collection,
+// is named after the object in its body.
+func TestParseRequestCreateName(t *testing.T) {
+	req, err := http.NewRequest("POST", "http://x/apis/apps/v1/namespaces/ns/deployments", strings.NewReader(`{"metadata":{"name":"web"}}`))
+	assert.NilError(t, err)
+	got := ParseRequest("a", req)
+	assert.Equal(t, got.Object(), "deployments/web")
+	body, err := io.ReadAll(req.Body)
+	assert.NilError(t, err)
+	assert.Equal(t, string(body), `{"metadata":{"name":"web"}}`, "the body must still be there to send")
+}
+
+func TestMatcher(t *testing.T) {
+	call := Call{Actor: "controller", Verb: "get", Resource: "deployments", Namespace: "ns", Name: "web"}
+	tests := []struct {
+		m    Matcher
+		want bool
+	}{
+		{Matcher{}, true},
+		{Matcher{Actor: "controller", Verb: "get", Resource: "deployments", Name: "web"}, true},
+		{Matcher{Actor: "bob"}, false},
+		{Matcher{Verb: "update"}, false},
+		{Matcher{Resource: "webapps"}, false},
+		{Matcher{Resource: "deployments", Name: "other"}, false},
+		{Matcher{Resource: "deployments", Subresource: "status"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.m.String(), func(t *testing.T) {
+			assert.Equal(t, tc.m.Matches(call), tc.want)
+		})
+	}
+}
+
+func TestSetOccurrence(t *testing.T) {
+	get := Call{Actor: "controller", Verb: "get", Resource: "deployments", Name: "web"}
+	other := Call{Actor: "bob", Verb: "get", Resource: "deployments", Name: "web"}
+	tests := []struct {
+		name       string
+		occurrence int
+		calls      []Call
+		wantRuns   []int // the 1-based index of matching calls on which the action ran
+	}{
+		{"first", 1, []Call{get, get, get}, []int{1}},
+		{"second", 2, []Call{get, other, get, get}, []int{2}},
+		{"every", Every, []Call{get, other, get}, []int{1, 2}},
+		{"never reached", 3, []Call{get, get}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Set
+			var runs []int
+			n := 0
+			a := s.Arm(Hook{Point: After, Match: Matcher{Actor: "controller", Verb: "get"}, Occurrence: tc.occurrence,
+				Action: func(Event) error { runs = append(runs, n); return nil }})
+			for _, c := range tc.calls {
+				if a.Match.Matches(c) {
+					n++
+				}
+				s.Fire(Event{Point: Before, Call: c}) // wrong point: never counts
+				s.Fire(Event{Point: After, Call: c})
+			}
+			assert.DeepEqual(t, runs, tc.wantRuns)
+			assert.Equal(t, s.Fired(a), len(tc.wantRuns))
+		})
+	}
+}
+
+func TestSetOrderAndErrors(t *testing.T) {
+	var s Set
+	var order []string
+	var fired []int
+	s.OnFire = func(a *Armed, _ Event) { fired = append(fired, a.ID) }
+	m := Matcher{Verb: "update"}
+	first := s.Arm(Hook{Point: Before, Match: m, Occurrence: 1, Label: "first", Action: func(Event) error {
+		order = append(order, "first")
+		return errTest
+	}})
+	s.Arm(Hook{Point: Before, Match: m, Occurrence: 1, Label: "second", Action: func(Event) error {
+		order = append(order, "second")
+		return nil
+	}})
+	s.Fire(Event{Point: Before, Call: Call{Verb: "update"}})
+	if diff := cmp.Diff([]string{"first", "second"}, order); diff != "" {
+		t.Fatalf("actions ran out of arming order (-want +got):\n%s", diff)
+	}
+	assert.DeepEqual(t, fired, []int{1, 2})
+	assert.ErrorIs(t, s.Err(first), errTest)
+	assert.ErrorContains(t, s.Err(first), "hook 1 (first)")
+}
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
+
+const errTest = testError("boom")

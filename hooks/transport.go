@@ -1,0 +1,52 @@
+package hooks
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Transport is an http.RoundTripper that fires the hooks of a Set around each
+// call an actor makes. Wrap an actor's rest.Config with it (rest.Config.Wrap);
+// production code never does.
+type Transport struct {
+	// Actor names the client whose calls pass through this transport.
+	Actor string
+	// Hooks is the scenario's set, shared with the other actors.
+	Hooks *Set
+	// Next sends the request.
+	Next http.RoundTripper
+}
+
+// Wrap returns a function for rest.Config.Wrap that puts a Transport for
+// actor in front of the config's transport.
+func Wrap(actor string, set *Set) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return &Transport{Actor: actor, Hooks: set, Next: next}
+	}
+}
+
+// RoundTrip fires Before hooks, sends req, then fires After hooks before it
+// returns the response to the caller.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	call := ParseRequest(t.Actor, req)
+	t.Hooks.Fire(Event{Point: Before, Call: call})
+
+	resp, err := t.Next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	e := Event{Point: After, Call: call, Code: resp.StatusCode}
+	if call.Verb != "watch" && t.Hooks.wants(After, call) {
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read response to %s: %w", call, err)
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		e.Body = body
+	}
+	t.Hooks.Fire(e)
+	return resp, nil
+}

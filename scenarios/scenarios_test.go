@@ -1,0 +1,41 @@
+package scenarios
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racekit/racekit/harness"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden sections of the scenarios with what this run produced")
+
+// cp is the control plane every scenario of this process shares.
+var cp *harness.ControlPlane
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	var err error
+	cp, err = harness.StartControlPlane(context.Background())
+	if err != nil {
+		// Fail at once, with the reason: a missing binary says to run
+		// make envtest. Never skip silently.
+		fmt.Fprintf(os.Stderr, "scenarios: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "scenarios: stop control plane: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+// TestScenarios runs every scenarios/*.txtar, in parallel; -run
+// 'TestScenarios/NAME$' selects one.
+func TestScenarios(t *testing.T) {
+	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", UpdateScripts: *update}))
+}
