@@ -298,4 +298,3 @@ func (l *linePrefixer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-

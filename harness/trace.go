@@ -71,9 +71,9 @@ func (s *symbols) name(v string) string {
 // timestamps, durations and namespaces dropped. The same scenario renders the
 // same, byte for byte, on every run.
 //
-//	 4 controller get    deployments/web            -> 200 OK       rv3
-//	     hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
-//	 7 controller update deployments/web  sent rv3  -> 409 Conflict
+//	4 controller get    deployments/web            -> 200 OK       rv3
+//	    hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
+//	7 controller update deployments/web  sent rv3  -> 409 Conflict
 func (t Trace) Normalize() string {
 	rvs, uids := &symbols{prefix: "rv"}, &symbols{prefix: "uid"}
 	type row struct{ seq, actor, verb, object, sent, status, got string }
