@@ -40,10 +40,11 @@ type ControlPlane struct {
 	mapper  meta.RESTMapper
 	logs    *tail
 
-	mu    sync.Mutex
-	users map[string]*rest.Config
-	stop  sync.Once
-	err   error
+	mu      sync.Mutex
+	users   map[string]*rest.Config
+	signals chan os.Signal
+	stop    sync.Once
+	err     error
 }
 
 // baseConfig carries what every client config shares. Scenarios must never
@@ -138,7 +139,11 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 // Stop stops the API server and etcd and removes their folders. It is safe
 // to call more than once and from several goroutines.
 func (cp *ControlPlane) Stop() error {
-	cp.stop.Do(func() { cp.err = cp.env.Stop() })
+	cp.stop.Do(func() {
+		signal.Stop(cp.signals)
+		close(cp.signals)
+		cp.err = cp.env.Stop()
+	})
 	return cp.err
 }
 
@@ -232,10 +237,10 @@ func loadCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // starts its processes in their own process group, so a Ctrl-C at the
 // terminal never reaches them: without this they would outlive the run.
 func stopOnSignal(cp *ControlPlane) {
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	cp.signals = make(chan os.Signal, 1)
+	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		s, ok := <-ch
+		s, ok := <-cp.signals
 		if !ok {
 			return
 		}

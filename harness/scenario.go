@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,9 @@ type Scenario struct {
 	Namespace string
 	// Dir is the work folder that holds the script's archive files.
 	Dir string
+	// Started and Ended bound the scenario's wall time, from before its
+	// namespace was created to the end of its script.
+	Started, Ended time.Time
 
 	ctx   context.Context
 	cp    *ControlPlane
@@ -67,6 +71,7 @@ type armedHook struct {
 // NewScenario creates a namespace for a scenario named name, whose archive
 // files are in dir.
 func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scenario, error) {
+	started := time.Now()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: namespacePrefix(name)}}
 	cs, err := client.New(cp.admin, client.Options{Mapper: cp.mapper})
 	if err != nil {
@@ -76,7 +81,7 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 		return nil, fmt.Errorf("create namespace for %s: %w", name, err)
 	}
 	sc := &Scenario{
-		Name: name, Namespace: ns.Name, Dir: dir,
+		Name: name, Namespace: ns.Name, Dir: dir, Started: started,
 		ctx: ctx, cp: cp, rec: &Recorder{}, hooks: &hooks.Set{},
 		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
 		reported: map[*hooks.Armed]int{},
@@ -246,7 +251,7 @@ func (sc *Scenario) hookErrors() []string {
 		}
 		msgs := strings.Split(err.Error(), "\n")
 		for _, m := range msgs[sc.reported[a.Armed]:] {
-			out = append(out, fmt.Sprintf("%s: action of hook armed here failed: %s", a.pos, m))
+			out = append(out, fmt.Sprintf("hook %d (%s), armed at %s, failed: %s", a.ID, a.Hook.String(), a.pos, m))
 		}
 		sc.reported[a.Armed] = len(msgs)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -19,6 +20,9 @@ type ScriptOptions struct {
 	// UpdateScripts rewrites golden sections (cmp stdout trace.golden)
 	// with what the run produced.
 	UpdateScripts bool
+	// Done, if set, is called with each scenario when its script ends,
+	// passed or failed, for reports and timelines.
+	Done func(sc *Scenario)
 }
 
 // Params returns testscript parameters that run scenarios on cp: each script
@@ -45,8 +49,12 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			env.Setenv("NAMESPACE", sc.Namespace)
 			t := env.T()
 			env.Defer(func() {
+				sc.Ended = time.Now()
 				for _, msg := range append(sc.hookErrors(), sc.unfired()...) {
 					fail(t, "FAIL: "+msg)
+				}
+				if opts.Done != nil {
+					opts.Done(sc)
 				}
 			})
 			return nil
@@ -63,7 +71,7 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		err := c.call(sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts)})
 		var msgs []string
 		if err != nil {
-			msgs = append(msgs, fmt.Sprintf("%s %s: %v", c.Name, strings.Join(args, " "), err))
+			msgs = append(msgs, fmt.Sprintf("%s: %v", strings.Join(append([]string{c.Name}, args...), " "), err))
 		}
 		msgs = append(msgs, sc.hookErrors()...)
 		if len(msgs) > 0 {

@@ -48,8 +48,7 @@ func (c Call) String() string {
 
 // ParseRequest derives the Call for req made by actor. It understands the
 // Kubernetes API paths (/api/v1/..., /apis/GROUP/VERSION/...) and, for any
-// other path, treats the first segment as the resource, an optional
-// "namespaces/NS" style prefix aside, and the rest as the name.
+// other path, reads /RESOURCE[/NAME] or /RESOURCE/NAMESPACE/NAME.
 func ParseRequest(actor string, req *http.Request) Call {
 	c := Call{Actor: actor}
 	parts := splitPath(req.URL.Path)
@@ -59,11 +58,16 @@ func ParseRequest(actor string, req *http.Request) Call {
 	case len(parts) >= 3 && parts[0] == "apis":
 		parts = parts[3:] // apis, group, version
 	default:
-		// Not the Kubernetes API: /RESOURCE/NAME... with the name made of
-		// the remaining segments (the registry uses namespace/name).
-		if len(parts) > 0 {
+		// Not the Kubernetes API: /RESOURCE[/NAME] or
+		// /RESOURCE/NAMESPACE/NAME, as the external registry uses.
+		switch len(parts) {
+		case 0:
+		case 1:
 			c.Resource = parts[0]
-			c.Name = strings.Join(parts[1:], "/")
+		case 2:
+			c.Resource, c.Name = parts[0], parts[1]
+		default:
+			c.Resource, c.Namespace, c.Name = parts[0], parts[1], strings.Join(parts[2:], "/")
 		}
 		c.Verb = verbFor(req, c.Name != "")
 		return c

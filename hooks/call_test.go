@@ -27,8 +27,10 @@ func TestParseRequest(t *testing.T) {
 		{"GET", "/api/v1/namespaces/ns", Call{Actor: "a", Verb: "get", Resource: "namespaces", Name: "ns"}},
 		{"PUT", "/api/v1/namespaces/ns/finalize", Call{Actor: "a", Verb: "update", Resource: "namespaces", Name: "ns", Subresource: "finalize"}},
 		{"GET", "/api/v1/nodes", Call{Actor: "a", Verb: "list", Resource: "nodes"}},
-		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "create", Resource: "registrations", Name: "ns/web"}},
-		{"DELETE", "/registrations/ns/web", Call{Actor: "a", Verb: "delete", Resource: "registrations", Name: "ns/web"}},
+		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "create", Resource: "registrations", Namespace: "ns", Name: "web"}},
+		{"DELETE", "/registrations/ns/web", Call{Actor: "a", Verb: "delete", Resource: "registrations", Namespace: "ns", Name: "web"}},
+		{"GET", "/registrations/web", Call{Actor: "a", Verb: "get", Resource: "registrations", Name: "web"}},
+		{"GET", "/stats", Call{Actor: "a", Verb: "list", Resource: "stats"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
@@ -125,7 +127,7 @@ func TestSetOrderAndErrors(t *testing.T) {
 	}
 	assert.DeepEqual(t, fired, []int{1, 2})
 	assert.ErrorIs(t, s.Err(first), errTest)
-	assert.ErrorContains(t, s.Err(first), "hook 1 (first)")
+	assert.ErrorContains(t, s.Err(first), "first: boom")
 }
 
 type testError string

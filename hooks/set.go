@@ -95,7 +95,7 @@ func (s *Set) Fire(e Event) {
 		}
 		if err := a.Action(e); err != nil {
 			s.mu.Lock()
-			a.errs = append(a.errs, fmt.Errorf("hook %d (%s): %w", a.ID, a.Label, err))
+			a.errs = append(a.errs, fmt.Errorf("%s: %w", a.Label, err))
 			s.mu.Unlock()
 		}
 	}

@@ -1,0 +1,94 @@
+package harness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/hooks"
+)
+
+func exchange(seq int, actor, verb, res, name string, sent string, code int, reason, got string) Entry {
+	return Entry{Exchange: &Exchange{
+		Seq:  seq,
+		Call: hooks.Call{Actor: actor, Verb: verb, Resource: res, Namespace: "rk-x-abcde", Name: name},
+		SentRV: sent, Code: code, Reason: reason, GotRV: got,
+		Start: time.Unix(int64(seq), 0), Duration: time.Duration(seq) * time.Millisecond,
+	}}
+}
+
+// TestNormalize checks the normalized form: symbols in order of first
+// appearance, the same symbol for the same value, and no timestamps,
+// durations or namespaces.
+func TestNormalize(t *testing.T) {
+	tr := Trace{
+		exchange(1, "controller", "get", "deployments", "web", "", 200, "OK", "1041"),
+		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: "annotate bob deployments/web team=blue"}},
+		exchange(2, "bob", "patch", "deployments", "web", "", 200, "OK", "1050"),
+		exchange(3, "controller", "update", "deployments", "web", "1041", 409, "Conflict", ""),
+	}
+	tr[0].Exchange.GotUID = "not-shown-on-a-get"
+	want := `1 controller get    deployments/web          -> 200 OK       rv1
+   hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
+2 bob        patch  deployments/web          -> 200 OK       rv2
+3 controller update deployments/web sent rv1 -> 409 Conflict
+`
+	if diff := cmp.Diff(want, tr.Normalize()); diff != "" {
+		t.Fatalf("(-want +got)\n%s", diff)
+	}
+}
+
+// TestNormalizeIsStable checks that two runs whose raw resourceVersions and
+// UIDs differ, but whose pattern is the same, normalize to the same bytes,
+// and that a different pattern does not.
+func TestNormalizeIsStable(t *testing.T) {
+	run := func(base int, uid string, sameRV bool) Trace {
+		rv := func(n int) string { return time.Duration(base + n).String() }
+		second := rv(2)
+		if sameRV {
+			second = rv(1)
+		}
+		c := exchange(1, "setup", "create", "webapps", "web", "", 201, "Created", rv(1))
+		c.Exchange.GotUID = uid
+		return Trace{c, exchange(2, "controller", "update", "webapps", "web", rv(1), 200, "OK", second)}
+	}
+	a, b := run(1000, "u-1", false).Normalize(), run(98765, "u-2", false).Normalize()
+	assert.Equal(t, a, b)
+	assert.Assert(t, a != run(1000, "u-1", true).Normalize(), "a no-op write (same rv) must render differently")
+}
+
+func TestCountAndRoundTrips(t *testing.T) {
+	tr := Trace{
+		exchange(1, "controller", "update", "deployments", "web", "1", 409, "Conflict", ""),
+		exchange(2, "controller", "update", "deployments", "web", "2", 409, "Conflict", ""),
+		exchange(3, "controller", "update", "deployments", "web", "3", 200, "OK", "4"),
+		exchange(4, "bob", "update", "deployments", "web", "3", 409, "Conflict", ""),
+	}
+	assert.Equal(t, tr.Count("controller", "update", "deployments/web", 409), 2)
+	assert.Equal(t, tr.Count("controller", "update", "deployments/web", 200), 1)
+	assert.Equal(t, tr.Count("bob", "update", "deployments/web", 409), 1)
+	assert.Equal(t, tr.Count("bob", "patch", "deployments/web", 409), 0)
+	assert.Equal(t, tr.RoundTrips(), 10*time.Millisecond)
+}
+
+func TestSentVersion(t *testing.T) {
+	tests := []struct {
+		name, body, rv, uid string
+	}{
+		{"update", `{"metadata":{"name":"web","resourceVersion":"12"}}`, "12", ""},
+		{"merge patch without rv", `{"metadata":{"annotations":{"a":"b"}}}`, "", ""},
+		{"delete preconditions", `{"kind":"DeleteOptions","preconditions":{"resourceVersion":"7","uid":"u"}}`, "7", "u"},
+		{"json patch test", `[{"op":"test","path":"/metadata/resourceVersion","value":"9"},{"op":"replace","path":"/spec/replicas","value":3}]`, "9", ""},
+		{"json patch without rv", `[{"op":"replace","path":"/spec/replicas","value":3}]`, "", ""},
+		{"not json", `garbage`, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rv, uid := sentVersion([]byte(tc.body))
+			assert.Equal(t, rv, tc.rv)
+			assert.Equal(t, uid, tc.uid)
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package scenarios
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racekit/racekit/harness"
+)
+
+// BenchmarkFlagship runs the flagship scenario end to end and reports, next
+// to its time, the harness overhead: the scenario's wall time over the sum
+// of its API round trips as recorded on the wire, the floor the server sets.
+func BenchmarkFlagship(b *testing.B) {
+	var wall, trips time.Duration
+	opts := harness.ScriptOptions{
+		Files: []string{"deployment_conflict.txtar"},
+		Done: func(sc *harness.Scenario) {
+			wall += sc.Ended.Sub(sc.Started)
+			trips += sc.Trace().RoundTrips()
+		},
+	}
+	for b.Loop() {
+		testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
+	}
+	b.ReportMetric(float64(wall)/float64(trips), "wall/roundtrips")
+	b.ReportMetric(float64(trips.Microseconds())/float64(b.N), "roundtrip-µs/op")
+}
+
+// benchT adapts a *testing.B to testscript.T. It drops the script's log, which
+// would repeat for every iteration; a failing script still fails the
+// benchmark.
+type benchT struct{ *testing.B }
+
+func (t benchT) Log(...any)    {}
+func (t benchT) Parallel()     {}
+func (t benchT) Verbose() bool { return false }
+func (t benchT) Run(name string, f func(testscript.T)) {
+	done := make(chan struct{})
+	go func() { defer close(done); f(t) }()
+	<-done
+}
