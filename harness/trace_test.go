@@ -12,8 +12,8 @@ import (
 
 func exchange(seq int, actor, verb, res, name string, sent string, code int, reason, got string) Entry {
 	return Entry{Exchange: &Exchange{
-		Seq:  seq,
-		Call: hooks.Call{Actor: actor, Verb: verb, Resource: res, Namespace: "rk-x-abcde", Name: name},
+		Seq:    seq,
+		Call:   hooks.Call{Actor: actor, Verb: verb, Resource: res, Namespace: "rk-x-abcde", Name: name},
 		SentRV: sent, Code: code, Reason: reason, GotRV: got,
 		Start: time.Unix(int64(seq), 0), Duration: time.Duration(seq) * time.Millisecond,
 	}}
