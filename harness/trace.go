@@ -66,65 +66,102 @@ func (s *symbols) name(v string) string {
 	return n
 }
 
-// Normalize renders t one line per entry, with resourceVersions and UIDs
-// replaced by symbols (rv1, uid1, ...) in order of first appearance and with
-// timestamps, durations and namespaces dropped. The same scenario renders the
-// same, byte for byte, on every run.
+// Row is one entry of a trace with its opaque values replaced by symbols:
+// an exchange, or a hook firing (Hook set, the rest empty).
+type Row struct {
+	Seq     int         `json:"seq,omitempty"`
+	Actor   string      `json:"actor,omitempty"`
+	Verb    string      `json:"verb,omitempty"`
+	Object  string      `json:"object,omitempty"`
+	SentRV  string      `json:"sentRV,omitempty"`
+	SentUID string      `json:"sentUID,omitempty"`
+	Code    int         `json:"code,omitempty"`
+	Reason  string      `json:"reason,omitempty"`
+	GotRV   string      `json:"gotRV,omitempty"`
+	GotUID  string      `json:"gotUID,omitempty"`
+	Error   string      `json:"error,omitempty"`
+	Hook    *HookFiring `json:"hook,omitempty"`
+}
+
+// Rows returns t with resourceVersions and UIDs replaced by symbols (rv1,
+// uid1, ...) in order of first appearance, and with timestamps, durations and
+// namespaces dropped. Every rendering of a trace (Normalize, the timeline,
+// Mermaid, JSON) starts from these rows, so they agree.
+func (t Trace) Rows() []Row {
+	rvs, uids := &symbols{prefix: "rv"}, &symbols{prefix: "uid"}
+	rows := make([]Row, 0, len(t))
+	for _, e := range t {
+		if e.Hook != nil {
+			h := *e.Hook
+			rows = append(rows, Row{Hook: &h})
+			continue
+		}
+		x := e.Exchange
+		r := Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(),
+			SentRV: rvs.name(x.SentRV), SentUID: uids.name(x.SentUID),
+			Code: x.Code, Reason: x.Reason, GotRV: rvs.name(x.GotRV), Error: x.Err}
+		if x.Verb == "create" {
+			// A UID is born on create; elsewhere it adds only noise.
+			r.GotUID = uids.name(x.GotUID)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// Sent renders what the request pinned: "sent rv3", "sent rv3 uid1".
+func (r Row) Sent() string {
+	var s []string
+	for _, v := range []string{r.SentRV, r.SentUID} {
+		if v != "" {
+			s = append(s, "sent "+v)
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+// Status renders the answer: "409 Conflict", or "error" without one.
+func (r Row) Status() string {
+	if r.Error != "" || r.Code == 0 {
+		return "error"
+	}
+	return strconv.Itoa(r.Code) + " " + r.Reason
+}
+
+// Got renders what the response carried: "rv4", "rv1 uid1".
+func (r Row) Got() string {
+	return strings.TrimSpace(r.GotRV + " " + r.GotUID)
+}
+
+// String renders a hook firing the way traces show it.
+func (h HookFiring) String() string {
+	return fmt.Sprintf("hook %d fired (%s): %s", h.ID, h.Trigger, h.Action)
+}
+
+// Normalize renders t one line per entry, from Rows: the same scenario
+// renders the same, byte for byte, on every run.
 //
 //	4 controller get    deployments/web            -> 200 OK       rv3
 //	    hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
 //	7 controller update deployments/web  sent rv3  -> 409 Conflict
 func (t Trace) Normalize() string {
-	rvs, uids := &symbols{prefix: "rv"}, &symbols{prefix: "uid"}
-	type row struct{ seq, actor, verb, object, sent, status, got string }
-	var rows []*row
-	var lines []any // *row or string
-	for _, e := range t {
-		if h := e.Hook; h != nil {
-			lines = append(lines, fmt.Sprintf("hook %d fired (%s): %s", h.ID, h.Trigger, h.Action))
-			continue
-		}
-		x := e.Exchange
-		r := &row{seq: strconv.Itoa(x.Seq), actor: x.Actor, verb: x.Verb, object: x.Object()}
-		var sent []string
-		if x.SentRV != "" {
-			sent = append(sent, "sent "+rvs.name(x.SentRV))
-		}
-		if x.SentUID != "" {
-			sent = append(sent, "sent "+uids.name(x.SentUID))
-		}
-		r.sent = strings.Join(sent, " ")
-		if x.Err != "" {
-			r.status = "error"
-		} else {
-			r.status = strconv.Itoa(x.Code) + " " + x.Reason
-		}
-		var got []string
-		if x.GotRV != "" {
-			got = append(got, rvs.name(x.GotRV))
-		}
-		if x.GotUID != "" && x.Verb == "create" {
-			got = append(got, uids.name(x.GotUID))
-		}
-		r.got = strings.Join(got, " ")
-		rows = append(rows, r)
-		lines = append(lines, r)
-	}
+	rows := t.Rows()
 	var w [6]int
 	for _, r := range rows {
-		for i, s := range []string{r.seq, r.actor, r.verb, r.object, r.sent, r.status} {
-			w[i] = max(w[i], len(s))
+		if r.Hook == nil {
+			for i, s := range []string{strconv.Itoa(r.Seq), r.Actor, r.Verb, r.Object, r.Sent(), r.Status()} {
+				w[i] = max(w[i], len(s))
+			}
 		}
 	}
 	var b strings.Builder
-	for _, l := range lines {
-		switch l := l.(type) {
-		case string:
-			fmt.Fprintf(&b, "%*s %s\n", w[0]+1, "", l)
-		case *row:
-			line := fmt.Sprintf("%*s %-*s %-*s %-*s %-*s -> %-*s %s", w[0], l.seq, w[1], l.actor, w[2], l.verb, w[3], l.object, w[4], l.sent, w[5], l.status, l.got)
-			b.WriteString(strings.TrimRight(line, " ") + "\n")
+	for _, r := range rows {
+		if r.Hook != nil {
+			fmt.Fprintf(&b, "%*s %s\n", w[0]+1, "", r.Hook)
+			continue
 		}
+		line := fmt.Sprintf("%*d %-*s %-*s %-*s %-*s -> %-*s %s", w[0], r.Seq, w[1], r.Actor, w[2], r.Verb, w[3], r.Object, w[4], r.Sent(), w[5], r.Status(), r.Got())
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return b.String()
 }

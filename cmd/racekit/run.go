@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/racekit/racekit/harness"
+	"github.com/racekit/racekit/internal/assets"
+	"github.com/racekit/racekit/scenarios"
+)
+
+const runUsage = `usage: racekit run [-v] [--trace text|mermaid|json] [--list] [FILE.txtar ...]
+
+Runs race scenarios on a control plane of its own and prints a line per
+scenario. With -v, or when a scenario fails, it prints the scenario's
+timeline. With no FILE it runs the flagship scenario, built into racekit.
+`
+
+// runCmd is racekit run. It returns the process exit code.
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("run", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	verbose := fl.Bool("v", false, "print every scenario's timeline")
+	format := fl.String("trace", "text", "trace format: text, mermaid or json")
+	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
+	if err := fl.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n%s", err, runUsage)
+		return exitUsage
+	}
+	if *format != "text" && *format != "mermaid" && *format != "json" {
+		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
+		return exitUsage
+	}
+	files, cleanup, err := scenarioFiles(fl.Args(), *list)
+	defer cleanup()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n", err)
+		return exitUsage
+	}
+	if *list {
+		for _, f := range files {
+			fmt.Fprintf(stdout, "%-32s %s\n", harness.ScenarioName(f), lesson(f))
+		}
+		return exitOK
+	}
+
+	ctx := context.Background()
+	cp, err := startControlPlane(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n", err)
+		return exitFail
+	}
+	defer cp.Stop()
+
+	color := *format == "text" && isTerminal(stdout)
+	code := exitOK
+	for _, r := range harness.RunFiles(ctx, cp, files) {
+		status := "PASS"
+		if !r.Passed {
+			status, code = "FAIL", exitFail
+		}
+		fmt.Fprintf(stdout, "%s %s (%.2fs)\n", status, r.Name, r.Duration.Seconds())
+		if !r.Passed {
+			fmt.Fprintln(stdout, indent(failureLog(r.Log)))
+		}
+		switch {
+		case *format == "mermaid":
+			fmt.Fprint(stdout, harness.Mermaid(r.Trace.Rows()))
+		case *format == "json":
+			out, err := harness.JSON(r.Trace.Rows())
+			if err != nil {
+				fmt.Fprintf(stderr, "racekit run: %v\n", err)
+				return exitFail
+			}
+			fmt.Fprint(stdout, out)
+		case *verbose || !r.Passed:
+			fmt.Fprint(stdout, harness.Timeline(r.Trace.Rows(), color))
+		}
+	}
+	return code
+}
+
+// scenarioFiles returns the files to run: the arguments, or the embedded
+// flagship (all embedded scenarios with --list), written to a temporary
+// folder that cleanup removes.
+func scenarioFiles(args []string, all bool) ([]string, func(), error) {
+	nothing := func() {}
+	if len(args) > 0 {
+		for _, a := range args {
+			if fi, err := os.Stat(a); err != nil || fi.IsDir() {
+				return nil, nothing, fmt.Errorf("no scenario file %s", a)
+			}
+		}
+		return args, nothing, nil
+	}
+	dir, err := os.MkdirTemp("", "racekit-run-")
+	if err != nil {
+		return nil, nothing, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	names := []string{scenarios.Flagship}
+	if all {
+		if names, err = fs.Glob(scenarios.Files, "*.txtar"); err != nil {
+			return nil, cleanup, err
+		}
+		sort.Strings(names)
+	}
+	var files []string
+	for _, n := range names {
+		data, err := fs.ReadFile(scenarios.Files, n)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, cleanup, err
+		}
+		files = append(files, p)
+	}
+	return files, cleanup, nil
+}
+
+// lesson returns the first line of a scenario's header comment.
+func lesson(file string) string {
+	f, err := os.Open(file)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "#") {
+			if l := strings.TrimSpace(strings.TrimLeft(line, "#")); l != "" {
+				return l
+			}
+			continue
+		}
+		break
+	}
+	return ""
+}
+
+// startControlPlane finds the control-plane binaries, building them first
+// when this is a checkout that has not built them, and starts them, with a
+// progress line on w.
+func startControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane, error) {
+	if _, err := assets.Find(); errors.Is(err, assets.ErrMissing) && os.Getenv(assets.EnvVar) == "" {
+		wd, _ := os.Getwd()
+		root, rerr := assets.Root(wd)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w; and this is not a racekit checkout to build them in (%v)", err, rerr)
+		}
+		if _, err := assets.Build(ctx, root, w); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(w, "racekit: starting the control plane (kube-apiserver %s, etcd %s)...", assets.KubernetesVersion, assets.EtcdVersion)
+	start := time.Now()
+	cp, err := harness.StartControlPlane(ctx)
+	if err != nil {
+		fmt.Fprintln(w)
+		return nil, err
+	}
+	fmt.Fprintf(w, " ready in %.1fs\n", time.Since(start).Seconds())
+	return cp, nil
+}
+
+// failureLog keeps the lines of a script log that explain a failure: the
+// phase headers and what follows the first FAIL.
+func failureLog(log string) string {
+	var out []string
+	failed := false
+	for _, l := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
+		if strings.Contains(l, "FAIL:") {
+			failed = true
+		}
+		if failed || strings.HasPrefix(strings.TrimSpace(l), "# phase") || strings.HasPrefix(strings.TrimSpace(l), ">") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && os.Getenv("NO_COLOR") == "" && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// Result is the outcome of one scenario run outside go test.
+type Result struct {
+	Name     string
+	Passed   bool
+	Duration time.Duration
+	// Log is what testscript reported: the phases and, on failure, the
+	// failing command with its file:line message.
+	Log string
+	// Trace is what the scenario's actors sent and received.
+	Trace Trace
+}
+
+// RunFiles runs the scenario files one after another on cp and returns a
+// Result for each, in order. It is how racekit run plays scenarios without
+// go test; the scripts and commands are the same.
+func RunFiles(ctx context.Context, cp *ControlPlane, files []string) []Result {
+	traces := map[string]Trace{}
+	var mu sync.Mutex
+	opts := ScriptOptions{Files: files, Done: func(sc *Scenario) {
+		mu.Lock()
+		defer mu.Unlock()
+		traces[sc.Name] = sc.Trace()
+	}}
+	top := &resultT{}
+	testscript.RunT(top, Params(ctx, cp, opts))
+	results := top.results
+	for i := range results {
+		results[i].Trace = traces[results[i].Name]
+	}
+	if top.failed && len(results) == 0 {
+		results = append(results, Result{Name: "scenarios", Log: top.log.String()})
+	}
+	return results
+}
+
+// ScenarioName is the name testscript gives a file: its base name without
+// the extension.
+func ScenarioName(file string) string {
+	return strings.TrimSuffix(strings.TrimSuffix(filepath.Base(file), ".txtar"), ".txt")
+}
+
+// resultT is a testscript.T that keeps each script's log and outcome instead
+// of printing them.
+type resultT struct {
+	mu      sync.Mutex
+	log     strings.Builder
+	failed  bool
+	results []Result
+}
+
+func (t *resultT) Log(args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(&t.log, args...)
+}
+
+// Error marks the script failed and keeps going, so that every message of
+// the end-of-script checks is kept.
+func (t *resultT) Error(args ...any) {
+	t.Log(args...)
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+}
+
+func (t *resultT) Fatal(args ...any) {
+	t.Error(args...)
+	runtime.Goexit()
+}
+
+func (t *resultT) FailNow() {
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (t *resultT) Skip(args ...any) {
+	t.Error(append([]any{"skipped:"}, args...)...)
+	runtime.Goexit()
+}
+
+func (t *resultT) Parallel()     {}
+func (t *resultT) Verbose() bool { return false }
+
+// Run runs f with a fresh resultT on its own goroutine, so that FailNow ends
+// f and not the caller, and records the outcome.
+func (t *resultT) Run(name string, f func(testscript.T)) {
+	sub := &resultT{}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(sub)
+	}()
+	<-done
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.results = append(t.results, Result{Name: name, Passed: !sub.failed, Duration: time.Since(start), Log: sub.log.String()})
+}
