@@ -39,4 +39,3 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
-
