@@ -6,16 +6,21 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"gotest.tools/v3/assert"
 )
 
-// TestBadInput runs each script under testdata/bad, all of which must fail,
+// TestBadInput runs each script under testdata/bad and testdata/faults, all
+// of which must fail,
 // and checks that the failure names file:line and says what was expected:
 // the script's "want" section is a regular expression the output must match.
 func TestBadInput(t *testing.T) {
 	files, err := filepath.Glob("../testdata/bad/*.txtar")
+	faults, err2 := filepath.Glob("../testdata/faults/*.txtar")
+	assert.NilError(t, err2)
+	files = append(files, faults...)
 	assert.NilError(t, err)
 	assert.Assert(t, len(files) > 0)
 	for _, file := range files {
@@ -31,7 +36,7 @@ func TestBadInput(t *testing.T) {
 			}
 			assert.Assert(t, want != "", "%s has no want section", file)
 
-			res := RunFiles(context.Background(), cp, []string{file})
+			res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{file}, HookTimeout: time.Second})
 			assert.Equal(t, len(res), 1)
 			out := res[0].Log
 			assert.Assert(t, !res[0].Passed, "the script passed, but it must fail; output:\n%s", out)

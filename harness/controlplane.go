@@ -43,8 +43,11 @@ type ControlPlane struct {
 	mu      sync.Mutex
 	users   map[string]*rest.Config
 	signals chan os.Signal
-	stop    sync.Once
-	err     error
+	// starting is held while the processes start, so that a signal that
+	// arrives meanwhile stops them once they are up instead of racing them.
+	starting sync.Mutex
+	stop     sync.Once
+	err      error
 }
 
 // baseConfig carries what every client config shares. Scenarios must never
@@ -85,8 +88,11 @@ func StartControlPlane(ctx context.Context) (*ControlPlane, error) {
 		},
 	}
 	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}}
+	cp.starting.Lock()
 	stopOnSignal(cp)
-	if _, err := env.Start(); err != nil {
+	_, err = env.Start()
+	cp.starting.Unlock()
+	if err != nil {
 		_ = cp.Stop()
 		return nil, fmt.Errorf("start control plane: %w\n--- control-plane output (last %d bytes) ---\n%s", err, logs.size, logs.String())
 	}
@@ -245,6 +251,7 @@ func stopOnSignal(cp *ControlPlane) {
 			return
 		}
 		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
+		cp.starting.Lock() // let a start in progress finish, then stop it
 		_ = cp.Stop()
 		os.Exit(130)
 	}()

@@ -24,17 +24,22 @@ type Result struct {
 	Trace Trace
 }
 
-// RunFiles runs the scenario files one after another on cp and returns a
-// Result for each, in order. It is how racekit run plays scenarios without
-// go test; the scripts and commands are the same.
-func RunFiles(ctx context.Context, cp *ControlPlane, files []string) []Result {
+// RunFiles runs the scenario files opts names (opts.Files) one after
+// another on cp and returns a Result for each, in order. It is how racekit
+// run plays scenarios without go test; the scripts and commands are the
+// same. opts.Done, if set, is still called.
+func RunFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Result {
 	traces := map[string]Trace{}
 	var mu sync.Mutex
-	opts := ScriptOptions{Files: files, Done: func(sc *Scenario) {
+	done := opts.Done
+	opts.Done = func(sc *Scenario) {
 		mu.Lock()
-		defer mu.Unlock()
 		traces[sc.Name] = sc.Trace()
-	}}
+		mu.Unlock()
+		if done != nil {
+			done(sc)
+		}
+	}
 	top := &resultT{}
 	testscript.RunT(top, Params(ctx, cp, opts))
 	results := top.results

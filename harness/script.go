@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -23,7 +24,14 @@ type ScriptOptions struct {
 	// Done, if set, is called with each scenario when its script ends,
 	// passed or failed, for reports and timelines.
 	Done func(sc *Scenario)
+	// HookTimeout bounds each hook action; zero means DefaultHookTimeout.
+	HookTimeout time.Duration
 }
+
+// DefaultHookTimeout bounds a hook action that blocks: long enough for any
+// honest action against a loaded API server, short enough that a stuck one
+// fails its scenario well before go test's own timeout.
+const DefaultHookTimeout = 30 * time.Second
 
 // Params returns testscript parameters that run scenarios on cp: each script
 // gets its own Scenario (namespace, actors, hooks, recorder), the scenario
@@ -44,6 +52,10 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
 			if err != nil {
 				return err
+			}
+			sc.hooks.Timeout = opts.HookTimeout
+			if sc.hooks.Timeout == 0 {
+				sc.hooks.Timeout = DefaultHookTimeout
 			}
 			env.Values[scenarioKey{}] = sc
 			env.Setenv("NAMESPACE", sc.Namespace)
@@ -68,7 +80,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
-		err := c.call(sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts)})
+		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts)})
 		var msgs []string
 		if err != nil {
 			msgs = append(msgs, fmt.Sprintf("%s: %v", strings.Join(append([]string{c.Name}, args...), " "), err))
@@ -78,6 +90,18 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 			ts.Fatalf("%s", strings.Join(msgs, "\n"))
 		}
 	}
+}
+
+// safeCall runs c, turning a panic into an error, so that a bug in a command
+// fails its scenario instead of killing the process and, with it, the
+// chance to stop the control plane.
+func safeCall(c *Command, sc *Scenario, inv Invocation) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return c.call(sc, inv)
 }
 
 // fail marks t failed without stopping it, so that every message is shown.

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
@@ -135,3 +136,17 @@ type testError string
 func (e testError) Error() string { return string(e) }
 
 const errTest = testError("boom")
+
+func TestSetActionTimeoutAndPanic(t *testing.T) {
+	s := Set{Timeout: 50 * time.Millisecond}
+	block := make(chan struct{})
+	defer close(block)
+	stuck := s.Arm(Hook{Point: Before, Match: Matcher{Verb: "get"}, Occurrence: 1, Label: "stuck",
+		Action: func(Event) error { <-block; return nil }})
+	panics := s.Arm(Hook{Point: Before, Match: Matcher{Verb: "get"}, Occurrence: 1, Label: "panics",
+		Action: func(Event) error { panic("boom") }})
+	s.Fire(Event{Point: Before, Call: Call{Actor: "controller", Verb: "get", Resource: "deployments", Name: "web"}})
+	assert.ErrorIs(t, s.Err(stuck), ErrActionTimeout)
+	assert.ErrorContains(t, s.Err(stuck), "stuck: hook action did not finish within 50ms; the controller get deployments/web call went on without it")
+	assert.ErrorContains(t, s.Err(panics), "panics: panic: boom")
+}

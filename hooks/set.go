@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // Armed is a hook in a Set, with what has happened to it so far.
@@ -27,7 +28,16 @@ type Set struct {
 	// OnFire, if set, is called just before a hook's action runs. The
 	// harness uses it to put the firing into the trace.
 	OnFire func(h *Armed, e Event)
+
+	// Timeout, if positive, bounds each action. An action that has not
+	// returned by then is recorded as failed and the matched call goes on,
+	// so that an action that blocks forever fails its scenario instead of
+	// hanging it. The blocked action's goroutine is abandoned.
+	Timeout time.Duration
 }
+
+// ErrActionTimeout is recorded, wrapped, for an action that outlived Timeout.
+var ErrActionTimeout = errors.New("hook action did not finish")
 
 // Arm adds h to the set and returns it. Its occurrences are counted from now.
 func (s *Set) Arm(h Hook) *Armed {
@@ -93,10 +103,36 @@ func (s *Set) Fire(e Event) {
 		if s.OnFire != nil {
 			s.OnFire(a, e)
 		}
-		if err := a.Action(e); err != nil {
+		if err := s.run(a, e); err != nil {
 			s.mu.Lock()
 			a.errs = append(a.errs, fmt.Errorf("%s: %w", a.Label, err))
 			s.mu.Unlock()
 		}
+	}
+}
+
+// run calls a's action, turning a panic into an error and bounding it by
+// s.Timeout.
+func (s *Set) run(a *Armed, e Event) error {
+	call := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+		}()
+		return a.Action(e)
+	}
+	if s.Timeout <= 0 {
+		return call()
+	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	timer := time.NewTimer(s.Timeout)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		return fmt.Errorf("%w within %v; the %s call went on without it", ErrActionTimeout, s.Timeout, e.Call)
 	}
 }

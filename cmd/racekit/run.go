@@ -66,7 +66,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 	color := *format == "text" && isTerminal(stdout)
 	code := exitOK
-	for _, r := range harness.RunFiles(ctx, cp, files) {
+	for _, r := range harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files}) {
 		status := "PASS"
 		if !r.Passed {
 			status, code = "FAIL", exitFail
