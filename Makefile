@@ -21,4 +21,4 @@ test: envtest vet ## build the control plane if needed, then run every test and 
 	$(GO) test ./scenarios/... ./cmd/...
 
 demo: envtest ## run the flagship race and show it
-	$(GO) test ./scenarios -run 'TestScenarios/deployment_conflict$$' -count=1 -v
+	$(GO) run ./cmd/racekit run -v

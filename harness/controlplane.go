@@ -46,8 +46,20 @@ type ControlPlane struct {
 	// starting is held while the processes start, so that a signal that
 	// arrives meanwhile stops them once they are up instead of racing them.
 	starting sync.Mutex
-	stop     sync.Once
-	err      error
+	// onInterrupt runs, last added first, before an interrupted process
+	// exits; guarded by mu.
+	onInterrupt []func()
+	stop        sync.Once
+	err         error
+}
+
+// OnInterrupt registers f to run when the process is interrupted, after the
+// control plane has stopped and before the process exits: a caller's own
+// cleanup, which the exit would otherwise skip.
+func (cp *ControlPlane) OnInterrupt(f func()) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.onInterrupt = append(cp.onInterrupt, f)
 }
 
 // baseConfig carries what every client config shares. Scenarios must never
@@ -253,6 +265,12 @@ func stopOnSignal(cp *ControlPlane) {
 		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
 		cp.starting.Lock() // let a start in progress finish, then stop it
 		_ = cp.Stop()
+		cp.mu.Lock()
+		fs := cp.onInterrupt
+		cp.mu.Unlock()
+		for i := len(fs) - 1; i >= 0; i-- {
+			fs[i]()
+		}
 		os.Exit(130)
 	}()
 }

@@ -1,5 +1,6 @@
 // Command racekit is the workshop and operations tool of racekit.
 //
+//	racekit run           run race scenarios and show their timelines
 //	racekit envtest       build kube-apiserver and etcd from source, once
 //	racekit help          show the commands
 //	racekit help scenario show the scenario language
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
 	case "envtest":
 		return envtest(stdout, stderr)
 	case "help", "-h", "--help":
@@ -55,6 +58,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: racekit COMMAND
 
 Commands:
+  run             run race scenarios (the flagship when no file is given); racekit run -h
   envtest         build kube-apiserver and etcd from source into the cache (once)
   help            show this help
   help scenario   show the scenario language: commands, hook points, verbs

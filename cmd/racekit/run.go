@@ -43,17 +43,23 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
 		return exitUsage
 	}
-	files, cleanup, err := scenarioFiles(fl.Args(), *list)
-	defer cleanup()
-	if err != nil {
-		fmt.Fprintf(stderr, "racekit run: %v\n", err)
-		return exitUsage
-	}
 	if *list {
+		files, cleanup, err := scenarioFiles(fl.Args(), true)
+		defer cleanup()
+		if err != nil {
+			fmt.Fprintf(stderr, "racekit run: %v\n", err)
+			return exitUsage
+		}
 		for _, f := range files {
 			fmt.Fprintf(stdout, "%-32s %s\n", harness.ScenarioName(f), lesson(f))
 		}
 		return exitOK
+	}
+	for _, a := range fl.Args() {
+		if fi, err := os.Stat(a); err != nil || fi.IsDir() {
+			fmt.Fprintf(stderr, "racekit run: no scenario file %s\n", a)
+			return exitUsage
+		}
 	}
 
 	ctx := context.Background()
@@ -63,6 +69,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	defer cp.Stop()
+	files, cleanup, err := scenarioFiles(fl.Args(), false)
+	cp.OnInterrupt(cleanup) // an interrupt exits without running defers
+	defer cleanup()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n", err)
+		return exitFail
+	}
 
 	color := *format == "text" && isTerminal(stdout)
 	code := exitOK
@@ -73,7 +86,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "%s %s (%.2fs)\n", status, r.Name, r.Duration.Seconds())
 		if !r.Passed {
-			fmt.Fprintln(stdout, indent(failureLog(r.Log)))
+			fmt.Fprintln(stdout, indent(strings.TrimRight(r.Log, "\n")))
 		}
 		switch {
 		case *format == "mermaid":
@@ -98,11 +111,6 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 func scenarioFiles(args []string, all bool) ([]string, func(), error) {
 	nothing := func() {}
 	if len(args) > 0 {
-		for _, a := range args {
-			if fi, err := os.Stat(a); err != nil || fi.IsDir() {
-				return nil, nothing, fmt.Errorf("no scenario file %s", a)
-			}
-		}
 		return args, nothing, nil
 	}
 	dir, err := os.MkdirTemp("", "racekit-run-")
@@ -176,22 +184,6 @@ func startControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane,
 	}
 	fmt.Fprintf(w, " ready in %.1fs\n", time.Since(start).Seconds())
 	return cp, nil
-}
-
-// failureLog keeps the lines of a script log that explain a failure: the
-// phase headers and what follows the first FAIL.
-func failureLog(log string) string {
-	var out []string
-	failed := false
-	for _, l := range strings.Split(strings.TrimRight(log, "\n"), "\n") {
-		if strings.Contains(l, "FAIL:") {
-			failed = true
-		}
-		if failed || strings.HasPrefix(strings.TrimSpace(l), "# phase") || strings.HasPrefix(strings.TrimSpace(l), ">") {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 func indent(s string) string {

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// These tests run racekit, and the harness's test binary, as real processes
+// with a TMPDIR of their own, and check that when each has exited no
+// kube-apiserver or etcd started from that TMPDIR is alive and nothing is
+// left in it: after a passing run, a failing scenario, a panic inside a
+// scenario command, and an interrupt (SIGINT) to racekit run and to go test.
+
+var (
+	buildOnce sync.Once
+	buildErr  error
+	binDir    string
+)
+
+// build compiles what the tests run, once per package run.
+func build(t *testing.T) (racekit, harnessTest string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "racekit-leak-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binDir = dir
+		for _, args := range [][]string{
+			{"build", "-o", filepath.Join(dir, "racekit"), "."},
+			{"test", "-c", "-o", filepath.Join(dir, "harness.test"), "../../harness"},
+		} {
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+				buildErr = errors.New(string(out))
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build: %v", buildErr)
+	}
+	return filepath.Join(binDir, "racekit"), filepath.Join(binDir, "harness.test")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// leftovers returns what a process run with tmp as TMPDIR left behind: live
+// processes whose command line names tmp, and entries in tmp.
+func leftovers(t *testing.T, tmp string) (procs, files []string) {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	assert.NilError(t, err)
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmdline, []byte(tmp)) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue // exited, waiting to be reaped: not running
+		}
+		procs = append(procs, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	left, err := os.ReadDir(tmp)
+	assert.NilError(t, err)
+	for _, e := range left {
+		files = append(files, e.Name())
+	}
+	return procs, files
+}
+
+// start runs bin with args and its own TMPDIR, in a process group of its
+// own as a terminal would, and returns the command and a reader of its
+// combined output.
+func start(t *testing.T, bin, dir string, env []string, args ...string) (*exec.Cmd, *bufio.Reader, string) {
+	t.Helper()
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+tmp), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	assert.NilError(t, cmd.Start())
+	go func() { cmd.Wait(); pw.Close() }()
+	return cmd, bufio.NewReader(pr), tmp
+}
+
+// readUntil reads r until a line contains want, and fails if r ends first.
+func readUntil(t *testing.T, r *bufio.Reader, want string) string {
+	t.Helper()
+	var seen strings.Builder
+	for {
+		line, err := r.ReadString('\n')
+		seen.WriteString(line)
+		if strings.Contains(line, want) {
+			return seen.String()
+		}
+		if err != nil {
+			t.Fatalf("output ended before %q:\n%s", want, seen.String())
+		}
+	}
+}
+
+// exitCode returns cmd's exit code. The output reaching EOF, which callers
+// wait for, means Wait has returned.
+func exitCode(cmd *exec.Cmd) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+func TestNoLeaks(t *testing.T) {
+	racekit, harnessTest := build(t)
+	failing := filepath.Join(t.TempDir(), "failing.txtar")
+	assert.NilError(t, os.WriteFile(failing, []byte(`# A scenario that fails on purpose.
+create webapp.yaml
+reconcile webapps/web
+field deployments/web spec.replicas 7
+-- webapp.yaml --
+apiVersion: demo.racekit.dev/v1alpha1
+kind: WebApp
+metadata:
+  name: web
+spec:
+  replicas: 1
+  image: nginx
+`), 0o644))
+
+	tests := []struct {
+		name     string
+		bin      string
+		dir      string // the folder to run in; the harness's tests read ../testdata
+		env      []string
+		args     []string
+		signalAt string // interrupt once this is printed
+		wantOut  string
+		wantCode int
+	}{
+		{name: "passing run", bin: racekit, args: []string{"run"}, wantOut: "PASS deployment_conflict", wantCode: 0},
+		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantCode: 1},
+		{name: "panic in a scenario command", bin: harnessTest, dir: "../../harness", args: []string{"-test.run", "TestBadInput/command_panics", "-test.v"},
+			wantOut: "--- PASS: TestBadInput/command_panics", wantCode: 0},
+		{name: "SIGINT to racekit run", bin: racekit, args: []string{"run"}, signalAt: "starting the control plane",
+			wantOut: "stopping the control plane", wantCode: 130},
+		{name: "SIGINT to go test", bin: harnessTest, dir: "../../harness", env: []string{"RACEKIT_SIGNAL_TARGET=1"}, args: []string{"-test.run", "TestSignalTarget$", "-test.v"},
+			signalAt: "ready", wantOut: "stopping the control plane", wantCode: 130},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd, out, tmp := start(t, tc.bin, tc.dir, tc.env, tc.args...)
+			var seen string
+			if tc.signalAt != "" {
+				seen = readUntil(t, out, tc.signalAt)
+				assert.NilError(t, cmd.Process.Signal(os.Interrupt))
+			}
+			rest, _ := io.ReadAll(out) // until the process has exited
+			seen += string(rest)
+			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
+			assert.Equal(t, exitCode(cmd), tc.wantCode, "output:\n%s", seen)
+			procs, files := leftovers(t, tmp)
+			assert.Assert(t, len(procs) == 0, "processes left running:\n%s", strings.Join(procs, "\n"))
+			assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
+		})
+	}
+}

@@ -1,0 +1,20 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"testing"
+)
+
+// TestSignalTarget is not a test of its own: the leak tests in cmd/racekit
+// run this package's test binary with RACEKIT_SIGNAL_TARGET=1, wait for
+// "ready", and interrupt it, to check that an interrupted go test leaves no
+// process or folder behind. It blocks until the signal handler exits the
+// process.
+func TestSignalTarget(t *testing.T) {
+	if os.Getenv("RACEKIT_SIGNAL_TARGET") != "1" {
+		t.Skip("run by cmd/racekit's leak tests only")
+	}
+	fmt.Println("ready")
+	select {}
+}
