@@ -33,6 +33,11 @@ type Invocation struct {
 	Pos string
 	// InHook is true when the command runs as a hook's action.
 	InHook bool
+	// Setenv sets a script variable ($KEY) for the lines that follow, and
+	// Defer runs f when the script ends, passed or failed. Both are nil in
+	// a hook's action: commands that need them are not Hookable.
+	Setenv func(key, value string)
+	Defer  func(f func())
 }
 
 // Command is a scenario command. Usage is data: help, the language reference

@@ -99,6 +99,13 @@ func (t *resultT) Skip(args ...any) {
 	runtime.Goexit()
 }
 
+// Failed reports whether the script has failed so far.
+func (t *resultT) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed
+}
+
 func (t *resultT) Parallel()     {}
 func (t *resultT) Verbose() bool { return false }
 

@@ -3,6 +3,8 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/racekit/racekit/controller"
+	"github.com/racekit/racekit/controller/registry"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -48,11 +51,21 @@ type Scenario struct {
 	// Started and Ended bound the scenario's wall time, from before its
 	// namespace was created to the end of its script.
 	Started, Ended time.Time
+	// Failed is set when the script ends, if it failed.
+	Failed bool
 
 	ctx   context.Context
 	cp    *ControlPlane
 	rec   *Recorder
 	hooks *hooks.Set
+
+	// registry is the scenario's own external registry, on loopback, so
+	// that its record IDs and create count belong to this scenario alone.
+	registry       *registry.Server
+	registryServer *http.Server
+	registryURL    string
+	// metrics counts the reference controller's conflicts.
+	metrics *controller.Metrics
 
 	mu         sync.Mutex
 	actors     map[string]*Actor
@@ -89,7 +102,33 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 	sc.hooks.OnFire = func(a *hooks.Armed, _ hooks.Event) {
 		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label})
 	}
+	if err := sc.startRegistry(); err != nil {
+		return nil, err
+	}
+	sc.metrics = controller.NewMetrics()
 	return sc, nil
+}
+
+// startRegistry serves the scenario's registry on a loopback port.
+func (sc *Scenario) startRegistry() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("registry listener: %w", err)
+	}
+	sc.registry = registry.NewServer()
+	sc.registryServer = &http.Server{Handler: sc.registry, ReadHeaderTimeout: 10 * time.Second}
+	sc.registryURL = "http://" + l.Addr().String()
+	go sc.registryServer.Serve(l)
+	return nil
+}
+
+// Close releases what the scenario holds outside the API server: its
+// registry. The namespace stays: envtest runs no namespace controller to
+// empty it, and the control plane goes with the process.
+func (sc *Scenario) Close() {
+	if sc.registryServer != nil {
+		sc.registryServer.Close()
+	}
 }
 
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -155,8 +194,20 @@ func (sc *Scenario) Reconciler() (*controller.Reconciler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controller client: %w", err)
 	}
-	sc.reconciler = controller.New(c, controller.Options{Backoff: ZeroDelayRetry()})
+	sc.reconciler = controller.New(c, controller.Options{
+		Backoff:  ZeroDelayRetry(),
+		Registry: registry.NewClient(sc.registryURL, sc.httpClient(ControllerActor)),
+		Metrics:  sc.metrics,
+	})
 	return sc.reconciler, nil
+}
+
+// httpClient returns a plain HTTP client whose calls, like the API calls,
+// pass through the scenario's hooks and recorder as actor: what the
+// controller's registry client uses.
+func (sc *Scenario) httpClient(actor string) *http.Client {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	return &http.Client{Transport: hooks.Wrap(actor, sc.hooks)(sc.rec.Wrap(actor)(base))}
 }
 
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number

@@ -62,8 +62,13 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			t := env.T()
 			env.Defer(func() {
 				sc.Ended = time.Now()
+				defer sc.Close()
 				for _, msg := range append(sc.hookErrors(), sc.unfired()...) {
 					fail(t, "FAIL: "+msg)
+					sc.Failed = true
+				}
+				if f, ok := t.(interface{ Failed() bool }); ok && f.Failed() {
+					sc.Failed = true
 				}
 				if opts.Done != nil {
 					opts.Done(sc)
@@ -80,7 +85,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
-		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts)})
+		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts), Setenv: ts.Setenv, Defer: ts.Defer})
 		var msgs []string
 		if err != nil {
 			msgs = append(msgs, fmt.Sprintf("%s: %v", strings.Join(append([]string{c.Name}, args...), " "), err))

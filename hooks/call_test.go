@@ -150,3 +150,20 @@ func TestSetActionTimeoutAndPanic(t *testing.T) {
 	assert.ErrorContains(t, s.Err(stuck), "stuck: hook action did not finish within 50ms; the controller get deployments/web call went on without it")
 	assert.ErrorContains(t, s.Err(panics), "panics: panic: boom")
 }
+
+// TestSetNoRecursion checks that a hook's own action does not fire it again,
+// even with occurrence every: otherwise the action would recurse forever.
+func TestSetNoRecursion(t *testing.T) {
+	var s Set
+	get := Call{Actor: "bob", Verb: "get", Resource: "deployments", Name: "web"}
+	runs := 0
+	a := s.Arm(Hook{Point: After, Match: Matcher{Verb: "get"}, Occurrence: Every, Action: func(Event) error {
+		runs++
+		s.Fire(Event{Point: After, Call: get}) // the action's own call
+		return nil
+	}})
+	s.Fire(Event{Point: After, Call: get})
+	s.Fire(Event{Point: After, Call: get})
+	assert.Equal(t, runs, 2)
+	assert.Equal(t, s.Fired(a), 2)
+}

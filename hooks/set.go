@@ -13,9 +13,10 @@ type Armed struct {
 	// ID is the hook's 1-based position in its Set.
 	ID int
 
-	seen  int // matching calls since arming
-	fired int
-	errs  []error
+	seen    int // matching calls since arming
+	fired   int
+	errs    []error
+	running bool // its action is running: the calls it makes do not fire it again
 }
 
 // Set holds the armed hooks of one scenario. It is safe for concurrent use;
@@ -83,17 +84,20 @@ func (s *Set) wants(p Point, c Call) bool {
 }
 
 // Fire counts e's call against every hook at e.Point that matches it and runs,
-// in arming order, the actions of those whose occurrence has come.
+// in arming order, the actions of those whose occurrence has come. A hook
+// whose action is running neither counts nor fires on the calls that action
+// makes, so "every" cannot recurse into itself.
 func (s *Set) Fire(e Event) {
 	s.mu.Lock()
 	var due []*Armed
 	for _, a := range s.hooks {
-		if a.Point != e.Point || !a.Match.Matches(e.Call) {
+		if a.running || a.Point != e.Point || !a.Match.Matches(e.Call) {
 			continue
 		}
 		a.seen++
 		if a.Occurrence == Every || a.seen == a.Occurrence {
 			a.fired++
+			a.running = true
 			due = append(due, a)
 		}
 	}
@@ -103,11 +107,13 @@ func (s *Set) Fire(e Event) {
 		if s.OnFire != nil {
 			s.OnFire(a, e)
 		}
-		if err := s.run(a, e); err != nil {
-			s.mu.Lock()
+		err := s.run(a, e)
+		s.mu.Lock()
+		if err != nil {
 			a.errs = append(a.errs, fmt.Errorf("%s: %w", a.Label, err))
-			s.mu.Unlock()
 		}
+		a.running = false
+		s.mu.Unlock()
 	}
 }
 

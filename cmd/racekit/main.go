@@ -2,6 +2,7 @@
 //
 //	racekit run           run race scenarios and show their timelines
 //	racekit envtest       build kube-apiserver and etcd from source, once
+//	racekit controller    run the reference controller against a cluster
 //	racekit help          show the commands
 //	racekit help scenario show the scenario language
 package main
@@ -40,6 +41,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCmd(args[1:], stdout, stderr)
 	case "envtest":
 		return envtest(stdout, stderr)
+	case "controller":
+		return runController(args[1:], stderr)
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] == "scenario" {
 			scenarioHelp(stdout)
@@ -60,6 +63,7 @@ func usage(w io.Writer) {
 Commands:
   run             run race scenarios (the flagship when no file is given); racekit run -h
   envtest         build kube-apiserver and etcd from source into the cache (once)
+  controller      run the reference controller against a cluster (racekit controller -h)
   help            show this help
   help scenario   show the scenario language: commands, hook points, verbs
 `)

@@ -43,6 +43,16 @@ func (in *WebAppStatus) DeepCopyInto(out *WebAppStatus) {
 	}
 }
 
+// DeepCopy returns a deep copy of the receiver.
+func (in *WebAppStatus) DeepCopy() *WebAppStatus {
+	if in == nil {
+		return nil
+	}
+	out := new(WebAppStatus)
+	in.DeepCopyInto(out)
+	return out
+}
+
 // DeepCopyInto copies the receiver into out.
 func (in *WebAppList) DeepCopyInto(out *WebAppList) {
 	*out = *in

@@ -12,6 +12,33 @@ var GroupVersion = schema.GroupVersion{Group: "demo.racekit.dev", Version: "v1al
 // Resource is the plural resource name of WebApp, as used in API paths.
 const Resource = "webapps"
 
+// Kind is the kind of WebApp, as used in owner references.
+const Kind = "WebApp"
+
+// Finalizer holds a deleted WebApp until the controller has removed what
+// the WebApp owns outside the cluster: its external registration.
+const Finalizer = "demo.racekit.dev/finalizer"
+
+// ConditionReady is the condition type that says whether the controller has
+// brought the Deployment and the registration in line with the spec of the
+// condition's observedGeneration. It says nothing of pod availability.
+const ConditionReady = "Ready"
+
+// The reasons of the Ready condition. Every reason but ReasonReconciled goes
+// with status False and names what blocks the controller until a person acts.
+const (
+	// ReasonReconciled: the Deployment and the registration match the spec.
+	ReasonReconciled = "Reconciled"
+	// ReasonOwnedByOther: a Deployment of the WebApp's name exists, but its
+	// controlling owner is another object or it lacks the managed-by label,
+	// so the controller refuses to touch it.
+	ReasonOwnedByOther = "OwnedByOther"
+	// ReasonRegistrationTaken: the registry holds the WebApp's name for
+	// another uid, such as an earlier WebApp of the same name whose record
+	// was never removed.
+	ReasonRegistrationTaken = "RegistrationTaken"
+)
+
 // WebApp asks for a Deployment of Spec.Image with Spec.Replicas pods.
 type WebApp struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// FuzzScript drives the scenario engine, the argument handling of every
+// command and the hook trigger parser with arbitrary scripts against the
+// real control plane. Whatever the script, the harness must report a pass
+// or a failure: never panic, never hang (hook actions are bounded by the
+// hook timeout, commands by the API server's answers).
+//
+// Lines that would run a testscript builtin (exec, rm, cd, ...) are
+// dropped, so that a fuzzed script can only reach racekit's own commands
+// and cannot touch the machine.
+func FuzzScript(f *testing.F) {
+	for _, pattern := range []string{"../scenarios/*.txtar", "../testdata/bad/*.txtar"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(string(data))
+		}
+	}
+	f.Fuzz(func(t *testing.T, script string) {
+		ar := txtar.Parse([]byte(script))
+		ar.Comment = []byte(onlyOurCommands(string(ar.Comment)))
+		file := filepath.Join(t.TempDir(), "fuzz.txtar")
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		res := RunFiles(ctx, cp, ScriptOptions{Files: []string{file}, HookTimeout: 2 * time.Second})
+		if len(res) != 1 {
+			t.Fatalf("want one result, got %d", len(res))
+		}
+		if strings.Contains(res[0].Log, "panic:") {
+			t.Fatalf("a command panicked:\n%s", res[0].Log)
+		}
+	})
+}
+
+// onlyOurCommands drops the script lines whose command is not a racekit
+// scenario command, keeping comments and blank lines.
+func onlyOurCommands(script string) string {
+	var keep []string
+	for _, line := range strings.Split(script, "\n") {
+		f := strings.Fields(line)
+		for len(f) > 0 && (f[0] == "!" || strings.HasPrefix(f[0], "[")) {
+			f = f[1:]
+		}
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			keep = append(keep, line)
+			continue
+		}
+		if _, ok := commands[f[0]]; ok && !strings.HasPrefix(f[0], "test-") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
