@@ -3,10 +3,15 @@
 
 GO ?= go
 
-.PHONY: help envtest test demo vet determinism fuzz bench
+.PHONY: help envtest mermaid test demo vet determinism fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
+
+# The real Mermaid parser, installed from npm once into the user cache and
+# shared by every clone, like the control-plane binaries.
+MERMAID_VERSION := $(shell sed -n 's/.*"mermaid": "\(.*\)".*/\1/p' tools/mermaid/package.json)
+MERMAID_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/racekit/mermaid-$(MERMAID_VERSION)
 
 help: ## show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -14,12 +19,21 @@ help: ## show the targets
 envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 8 minutes cold)
 	$(GO) run ./cmd/racekit envtest
 
+mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)
+	@if [ -f "$(MERMAID_DIR)/node_modules/mermaid/package.json" ]; then \
+		echo "mermaid: $(MERMAID_VERSION) is ready in $(MERMAID_DIR)"; \
+	else \
+		echo "mermaid: installing $(MERMAID_VERSION) from npm into $(MERMAID_DIR)"; \
+		mkdir -p "$(MERMAID_DIR)" && cp tools/mermaid/package.json tools/mermaid/package-lock.json "$(MERMAID_DIR)/" && \
+		cd "$(MERMAID_DIR)" && npm ci --silent --no-audit --no-fund; \
+	fi
+
 vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: envtest vet ## build the control plane if needed, then run every test and scenario
+test: envtest mermaid vet ## build the control plane if needed, then run every test and scenario
 	$(GO) test -race ./hooks/... ./controller/... ./harness/... ./internal/...
 	$(GO) test ./scenarios/... ./cmd/...
 	$(GO) test ./scenarios -run TestDeterminism -determinism 3 -count=1

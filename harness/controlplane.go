@@ -49,8 +49,13 @@ type ControlPlane struct {
 	// onInterrupt runs, last added first, before an interrupted process
 	// exits; guarded by mu.
 	onInterrupt []func()
+	interrupted bool // a signal arrived; the handler will exit the process
 	stop        sync.Once
 	err         error
+
+	// api is what the API-semantics commands keep for running scenarios:
+	// their watches and their holds on old revisions (etcd.go, watch.go).
+	api apiState
 }
 
 // OnInterrupt registers f to run when the process is interrupted, after the
@@ -99,6 +104,7 @@ func StartControlPlane(ctx context.Context) (*ControlPlane, error) {
 			Etcd:      &envtest.Etcd{Out: logs.prefixed("etcd"), Err: logs.prefixed("etcd")},
 		},
 	}
+	configureAPIServer(env.ControlPlane.APIServer)
 	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}}
 	cp.starting.Lock()
 	stopOnSignal(cp)
@@ -163,6 +169,21 @@ func (cp *ControlPlane) Stop() error {
 		cp.err = cp.env.Stop()
 	})
 	return cp.err
+}
+
+// Close stops the control plane, like Stop, for a caller that is about to
+// exit. If an interrupt is being handled, it waits for the handler to exit
+// the process (status 130), so that the run ends as interrupted and with the
+// handler's cleanup done, instead of racing it to the exit.
+func (cp *ControlPlane) Close() error {
+	err := cp.Stop()
+	cp.mu.Lock()
+	interrupted := cp.interrupted
+	cp.mu.Unlock()
+	if interrupted {
+		select {} // the handler calls os.Exit
+	}
+	return err
 }
 
 // Output returns the last of what kube-apiserver and etcd wrote, for failure
@@ -262,6 +283,9 @@ func stopOnSignal(cp *ControlPlane) {
 		if !ok {
 			return
 		}
+		cp.mu.Lock()
+		cp.interrupted = true
+		cp.mu.Unlock()
 		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
 		cp.starting.Lock() // let a start in progress finish, then stop it
 		_ = cp.Stop()

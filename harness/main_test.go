@@ -18,7 +18,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
-	if err := cp.Stop(); err != nil {
+	if err := cp.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "harness: stop control plane: %v\n", err)
 	}
 	os.Exit(code)

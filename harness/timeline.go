@@ -158,6 +158,9 @@ func serversOf(rows []Row) []string {
 
 // mermaidID makes a participant id: letters, digits and underscores.
 func mermaidID(s string) string {
+	if s == "" {
+		s = "unknown"
+	}
 	return strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
 			return r

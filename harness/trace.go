@@ -98,8 +98,12 @@ func (t Trace) Rows() []Row {
 		}
 		x := e.Exchange
 		r := Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(),
-			SentRV: rvs.name(x.SentRV), SentUID: uids.name(x.SentUID),
-			Code: x.Code, Reason: x.Reason, GotRV: rvs.name(x.GotRV), Error: x.Err}
+			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err}
+		if x.Verb == "list" || x.Verb == "watch" {
+			r.SentRV, r.GotRV = historyRV(x.SentRV), historyRV(x.GotRV)
+		} else {
+			r.SentRV, r.GotRV = rvs.name(x.SentRV), rvs.name(x.GotRV)
+		}
 		if x.Verb == "create" {
 			// A UID is born on create; elsewhere it adds only noise.
 			r.GotUID = uids.name(x.GotUID)
@@ -107,6 +111,19 @@ func (t Trace) Rows() []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// historyRV renders a resourceVersion that a list or a watch sends or
+// gets. It is a point in the history of the whole etcd store, not a version
+// of one object, and whether it equals another value of the trace depends on
+// what the rest of the cluster wrote meanwhile. So it never becomes a
+// symbol: it renders as "rv*", and "0" and values that are no revision at
+// all ("abc") render as they are.
+func historyRV(v string) string {
+	if n, err := strconv.ParseUint(v, 10, 64); err != nil || n == 0 {
+		return v
+	}
+	return "rv*"
 }
 
 // Sent renders what the request pinned: "sent rv3", "sent rv3 uid1".

@@ -155,8 +155,9 @@ spec:
 		signalAt string // interrupt once this is printed
 		wantOut  string
 		wantCode int
+		readme   bool // the output must contain the README's demo excerpt
 	}{
-		{name: "passing run", bin: racekit, args: []string{"run"}, wantOut: "PASS deployment_conflict", wantCode: 0},
+		{name: "passing run", bin: racekit, args: []string{"run", "-v"}, wantOut: "PASS deployment_conflict", wantCode: 0, readme: true},
 		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantCode: 1},
 		{name: "panic in a scenario command", bin: harnessTest, dir: "../../harness", args: []string{"-test.run", "TestBadInput/command_panics", "-test.v"},
 			wantOut: "--- PASS: TestBadInput/command_panics", wantCode: 0},
@@ -177,9 +178,35 @@ spec:
 			seen += string(rest)
 			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
 			assert.Equal(t, exitCode(cmd), tc.wantCode, "output:\n%s", seen)
+			if tc.readme {
+				excerpt := readmeExcerpt(t)
+				assert.Assert(t, strings.Contains(trimLines(seen), excerpt), "the README's demo excerpt is not in the output of racekit run -v; update README.md.\nexcerpt:\n%s\noutput:\n%s", excerpt, seen)
+			}
 			procs, files := leftovers(t, tmp)
 			assert.Assert(t, len(procs) == 0, "processes left running:\n%s", strings.Join(procs, "\n"))
 			assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
 		})
 	}
+}
+
+// readmeExcerpt returns the timeline excerpt the README shows, between its
+// demo-excerpt markers.
+func readmeExcerpt(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile("../../README.md")
+	assert.NilError(t, err)
+	s := string(data)
+	const begin, end = "<!-- demo-excerpt: begin -->\n```\n", "```\n<!-- demo-excerpt: end -->"
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	assert.Assert(t, i >= 0 && j > i, "README.md lacks the demo-excerpt markers")
+	return trimLines(s[i+len(begin) : j])
+}
+
+// trimLines drops trailing spaces from every line.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

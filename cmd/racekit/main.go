@@ -13,10 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 
-	"github.com/racekit/racekit/harness"
-	"github.com/racekit/racekit/hooks"
 	"github.com/racekit/racekit/internal/assets"
 )
 
@@ -45,7 +42,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runController(args[1:], stderr)
 	case "help", "-h", "--help":
 		if len(args) > 1 && args[1] == "scenario" {
-			scenarioHelp(stdout)
+			if len(args) > 2 && args[2] == "--markdown" {
+				fmt.Fprint(stdout, languageMarkdown())
+				return exitOK
+			}
+			fmt.Fprint(stdout, languageText())
 			return exitOK
 		}
 		usage(stdout)
@@ -97,21 +98,3 @@ func envtest(stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// scenarioHelp prints the scenario language from the same data the
-// commands run from.
-func scenarioHelp(w io.Writer) {
-	fmt.Fprintln(w, "Scenario commands (testscript; \"!\" before a command negates it where noted):")
-	group := ""
-	for _, c := range harness.Commands() {
-		if c.Group != group {
-			group = c.Group
-			fmt.Fprintf(w, "\n%s:\n", group)
-		}
-		fmt.Fprintf(w, "  %s %s\n      %s\n", c.Name, c.Args, c.Summary)
-	}
-	fmt.Fprintln(w, "\nHook points:")
-	for _, p := range hooks.Points() {
-		fmt.Fprintf(w, "  %-8s %s\n", p.Name, p.Summary)
-	}
-	fmt.Fprintf(w, "\nVerbs: %s\n", strings.Join(hooks.Verbs, ", "))
-}

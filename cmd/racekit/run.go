@@ -68,7 +68,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit run: %v\n", err)
 		return exitFail
 	}
-	defer cp.Stop()
+	defer cp.Close() // waits for an interrupt handler to exit 130
 	files, cleanup, err := scenarioFiles(fl.Args(), false)
 	cp.OnInterrupt(cleanup) // an interrupt exits without running defers
 	defer cleanup()

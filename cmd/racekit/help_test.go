@@ -1,0 +1,88 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness"
+	"github.com/racekit/racekit/hooks"
+)
+
+// updating reports whether -update was given. gotest.tools, which the
+// tests use, defines the flag for its own golden values; the generated docs
+// follow the same flag.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestLanguageDoc keeps docs/scenario-language.md generated from the
+// commands' usage data.
+func TestLanguageDoc(t *testing.T) {
+	const path = "../../docs/scenario-language.md"
+	want := languageMarkdown()
+	if updating() {
+		assert.NilError(t, os.WriteFile(path, []byte(want), 0o644))
+	}
+	got, err := os.ReadFile(path)
+	assert.NilError(t, err)
+	if diff := cmp.Diff(want, string(got)); diff != "" {
+		t.Fatalf("%s is stale; run go test ./cmd/racekit -run TestLanguageDoc -update (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestHelpListsEverything checks that racekit help scenario names every
+// command with its usage and summary, and every hook point and verb.
+func TestHelpListsEverything(t *testing.T) {
+	var out, errOut strings.Builder
+	assert.Equal(t, run([]string{"help", "scenario"}, &out, &errOut), exitOK)
+	for _, c := range harness.Commands() {
+		if strings.HasPrefix(c.Name, "test-") {
+			continue
+		}
+		assert.Assert(t, strings.Contains(out.String(), c.Name+" "+c.Args), "help lacks the usage of %s", c.Name)
+		assert.Assert(t, strings.Contains(out.String(), c.Summary), "help lacks the summary of %s", c.Name)
+	}
+	for _, p := range hooks.Points() {
+		assert.Assert(t, strings.Contains(out.String(), p.Summary))
+	}
+	for _, v := range hooks.Verbs {
+		assert.Assert(t, strings.Contains(out.String(), v))
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	tests := []struct {
+		args []string
+		want int
+	}{
+		{nil, exitUsage},
+		{[]string{"nonsense"}, exitUsage},
+		{[]string{"help"}, exitOK},
+		{[]string{"run", "--bogus"}, exitUsage},
+		{[]string{"run", "--trace", "svg"}, exitUsage},
+		{[]string{"run", "no-such-file.txtar"}, exitUsage},
+		{[]string{"run", "--list"}, exitOK},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out, errOut strings.Builder
+			assert.Equal(t, run(tc.args, &out, &errOut), tc.want, "stderr: %s", errOut.String())
+		})
+	}
+}
+
+// TestList checks that racekit run --list names each embedded scenario
+// with the first line of its header comment.
+func TestList(t *testing.T) {
+	var out, errOut strings.Builder
+	assert.Equal(t, run([]string{"run", "--list"}, &out, &errOut), exitOK)
+	assert.Assert(t, strings.Contains(out.String(), "deployment_conflict"))
+	assert.Assert(t, strings.Contains(out.String(), "The flagship race: two writers, one Deployment, and a real 409."))
+}
+

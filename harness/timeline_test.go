@@ -1,0 +1,118 @@
+package harness
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// sampleRows cover what a timeline and a diagram must render: a create with
+// a uid, a refusal, a transport error, a registry call, and hook firings whose
+// text holds the characters Mermaid gives a meaning to.
+func sampleRows() []Row {
+	return Trace{
+		exchange(1, "setup", "create", "webapps", "web", "", 201, "Created", "10"),
+		exchange(2, "controller", "get", "deployments", "web", "", 200, "OK", "11"),
+		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: `patch bob deployments/web merge '{"a":1};#x:y'`}},
+		exchange(3, "bob", "patch", "deployments", "web", "", 200, "OK", "12"),
+		exchange(4, "controller", "update", "deployments", "web", "11", 409, "Conflict", ""),
+		exchange(5, "controller", "create", "registrations", "web", "", 201, "Created", ""),
+		{Exchange: &Exchange{Seq: 6, Err: "connection refused"}},
+	}.Rows()
+}
+
+func TestTimeline(t *testing.T) {
+	got := Timeline(sampleRows(), false)
+	want := `#  ACTOR       CALL                      SENT  GOT  STATUS
+1  setup       create webapps/web              rv1  201 Created
+2  controller  get deployments/web             rv2  200 OK
+   ⤷ hook 1 (after controller get deployments/web 1st): patch bob deployments/web merge '{"a":1};#x:y'
+3  bob         patch deployments/web           rv3  200 OK
+4  controller  update deployments/web    rv2        409 Conflict
+5  controller  create registrations/web             201 Created
+6                                                   error
+`
+	assert.Equal(t, got, want)
+	colored := Timeline(sampleRows(), true)
+	assert.Assert(t, strings.Contains(colored, "\x1b["), "color must color")
+	plain := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colored, "")
+	assert.Equal(t, plain, want, "color must not change the text")
+}
+
+func TestJSON(t *testing.T) {
+	out, err := JSON(sampleRows())
+	assert.NilError(t, err)
+	var rows []Row
+	assert.NilError(t, json.Unmarshal([]byte(out), &rows))
+	assert.DeepEqual(t, rows, sampleRows())
+}
+
+// TestMermaidParses checks the diagrams racekit draws, and every diagram in
+// the docs, with the real Mermaid parser (make mermaid installs it from npm).
+func TestMermaidParses(t *testing.T) {
+	dir := mermaidDir(t)
+	files := []string{filepath.Join(t.TempDir(), "sample.mmd")}
+	assert.NilError(t, os.WriteFile(files[0], []byte(Mermaid(sampleRows())), 0o644))
+	docs, err := filepath.Glob("../docs/*/*.md")
+	assert.NilError(t, err)
+	more, err := filepath.Glob("../docs/*.md")
+	assert.NilError(t, err)
+	for i, doc := range append(append(docs, more...), "../README.md") {
+		data, err := os.ReadFile(doc)
+		assert.NilError(t, err)
+		for j, m := range regexp.MustCompile("(?s)```mermaid\n(.*?)```").FindAllStringSubmatch(string(data), -1) {
+			f := filepath.Join(t.TempDir(), strings.NewReplacer("/", "_", ".", "_").Replace(doc)+"-"+string(rune('a'+i))+string(rune('a'+j))+".mmd")
+			assert.NilError(t, os.WriteFile(f, []byte(m[1]), 0o644))
+			files = append(files, f)
+		}
+	}
+	script, err := os.ReadFile("../tools/mermaid/check.mjs")
+	assert.NilError(t, err)
+	cmd := exec.Command("node", append([]string{"--input-type=module", "-"}, files...)...)
+	cmd.Dir = dir // the script's imports resolve from the installed packages
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.CombinedOutput()
+	assert.NilError(t, err, "Mermaid refused a diagram:\n%s", out)
+	assert.Equal(t, strings.Count(string(out), ": ok (sequence)"), len(files), "%s", out)
+}
+
+// TestMermaidCheckCanFail makes sure the parser check rejects a broken
+// diagram, so that TestMermaidParses means something.
+func TestMermaidCheckCanFail(t *testing.T) {
+	dir := mermaidDir(t)
+	f := filepath.Join(t.TempDir(), "bad.mmd")
+	assert.NilError(t, os.WriteFile(f, []byte("sequenceDiagram\n    a->>b: x; y\n    a-x>b: bad\n"), 0o644))
+	script, err := os.ReadFile("../tools/mermaid/check.mjs")
+	assert.NilError(t, err)
+	cmd := exec.Command("node", "--input-type=module", "-", f)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.CombinedOutput()
+	assert.Assert(t, err != nil, "a broken diagram parsed:\n%s", out)
+	assert.Assert(t, strings.Contains(string(out), "Parse error"), "%s", out)
+}
+
+// mermaidDir returns where make mermaid installed the parser, and fails with
+// what to run when it has not.
+func mermaidDir(t *testing.T) string {
+	t.Helper()
+	pkg, err := os.ReadFile("../tools/mermaid/package.json")
+	assert.NilError(t, err)
+	var p struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	assert.NilError(t, json.Unmarshal(pkg, &p))
+	cache, err := os.UserCacheDir()
+	assert.NilError(t, err)
+	dir := filepath.Join(cache, "racekit", "mermaid-"+p.Dependencies["mermaid"])
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
+		t.Fatalf("the Mermaid parser is not installed in %s: run make mermaid (it needs node and npm)", dir)
+	}
+	return dir
+}
