@@ -85,4 +85,3 @@ func TestList(t *testing.T) {
 	assert.Assert(t, strings.Contains(out.String(), "deployment_conflict"))
 	assert.Assert(t, strings.Contains(out.String(), "The flagship race: two writers, one Deployment, and a real 409."))
 }
-

@@ -97,4 +97,3 @@ func envtest(stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
-
