@@ -39,10 +39,12 @@ test: envtest mermaid vet ## build the control plane if needed, then run every t
 	$(GO) test ./scenarios -run TestDeterminism -determinism 3 -count=1
 
 determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces
-	$(GO) test ./scenarios -run TestDeterminism -determinism $(DETERMINISM) -count=1 -timeout 60m
+	@$(GO) test ./scenarios -run TestDeterminism -determinism $(DETERMINISM) -count=1 -timeout 60m -v > determinism.log 2>&1; \
+	status=$$?; grep -E '^determinism:|^\s*--- FAIL' determinism.log; echo "full log: determinism.log"; exit $$status
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)
-	$(GO) test ./harness -run '^$$' -fuzz FuzzScript -fuzztime $(FUZZTIME)
+	@$(GO) test ./harness -run '^$$' -fuzz FuzzScript -fuzztime $(FUZZTIME) > fuzz.log 2>&1; \
+	status=$$?; echo "fuzz: FuzzScript for $(FUZZTIME): $$(grep -E '^fuzz: elapsed' fuzz.log | tail -1) exit $$status"; echo "full log: fuzz.log"; exit $$status
 
 bench: envtest ## run the benchmarks (benchstat-readable)
 	$(GO) test ./harness -run '^$$' -bench ControlPlaneStart -benchtime 3x -count 3

@@ -67,6 +67,19 @@ func (cp *ControlPlane) OnInterrupt(f func()) {
 	cp.onInterrupt = append(cp.onInterrupt, f)
 }
 
+// StartOption changes how StartControlPlane starts.
+type StartOption func(*startConfig)
+
+type startConfig struct{ noSignals bool }
+
+// WithoutSignalHandler leaves SIGINT and SIGTERM to the caller. A process
+// that must answer them itself (a fuzzing worker, which its coordinator
+// stops with SIGINT) passes it, and must then Close the control plane on
+// every path out.
+func WithoutSignalHandler() StartOption {
+	return func(c *startConfig) { c.noSignals = true }
+}
+
 // baseConfig carries what every client config shares. Scenarios must never
 // wait on client-side throttling, and the recorder reads JSON.
 func baseConfig() *rest.Config {
@@ -85,7 +98,11 @@ func baseConfig() *rest.Config {
 // returns once the API server serves them. Call Stop when done; it also runs
 // on SIGINT and SIGTERM, so that an interrupted run leaves no process behind.
 // A failed start returns the processes' output with the error.
-func StartControlPlane(ctx context.Context) (*ControlPlane, error) {
+func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
+	var cfg startConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	dir, err := assets.Find()
 	if err != nil {
 		return nil, err
@@ -107,7 +124,9 @@ func StartControlPlane(ctx context.Context) (*ControlPlane, error) {
 	configureAPIServer(env.ControlPlane.APIServer)
 	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}}
 	cp.starting.Lock()
-	stopOnSignal(cp)
+	if !cfg.noSignals {
+		stopOnSignal(cp)
+	}
 	_, err = env.Start()
 	cp.starting.Unlock()
 	if err != nil {
@@ -164,8 +183,10 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 // to call more than once and from several goroutines.
 func (cp *ControlPlane) Stop() error {
 	cp.stop.Do(func() {
-		signal.Stop(cp.signals)
-		close(cp.signals)
+		if cp.signals != nil {
+			signal.Stop(cp.signals)
+			close(cp.signals)
+		}
 		cp.err = cp.env.Stop()
 	})
 	return cp.err

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,4 +43,37 @@ func (t benchT) Run(name string, f func(testscript.T)) {
 	done := make(chan struct{})
 	go func() { defer close(done); f(t) }()
 	<-done
+}
+
+// BenchmarkCatalogue runs every scenario once per iteration, in parallel as
+// go test does, and reports the peak resident memory of the test process
+// and of kube-apiserver and etcd.
+func BenchmarkCatalogue(b *testing.B) {
+	files, err := filepath.Glob("*.txtar")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for _, f := range files {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for _, r := range harness.RunFiles(context.Background(), cp, harness.ScriptOptions{Files: []string{f}}) {
+					if !r.Passed {
+						b.Errorf("%s failed:\n%s", r.Name, r.Log)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	rss, err := harness.PeakRSS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(len(files)), "scenarios")
+	for _, k := range []string{"self", "kube-apiserver", "etcd"} {
+		b.ReportMetric(float64(rss[k])/(1<<20), "MiB-peak-"+k)
+	}
 }
