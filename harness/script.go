@@ -88,6 +88,9 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts), Setenv: ts.Setenv, Defer: ts.Defer})
 		var msgs []string
 		if err != nil {
+			if crash := sc.cp.crashed(); crash != nil {
+				err = fmt.Errorf("%w\n(the command failed with: %v)", crash, err)
+			}
 			msgs = append(msgs, fmt.Sprintf("%s: %v", strings.Join(append([]string{c.Name}, args...), " "), err))
 		}
 		msgs = append(msgs, sc.hookErrors()...)

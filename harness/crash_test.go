@@ -1,0 +1,74 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"gotest.tools/v3/assert"
+)
+
+// TestCrashNamed kills the API server of a control plane of its own in the
+// middle of a scenario and checks that the scenario fails with a message
+// naming the crash, not with a timeout or a bare refused connection.
+func TestCrashNamed(t *testing.T) {
+	c, err := StartControlPlane(context.Background(), WithoutSignalHandler())
+	assert.NilError(t, err)
+	defer c.Close()
+	assert.NilError(t, c.crashed())
+
+	file := filepath.Join(t.TempDir(), "crash.txtar")
+	assert.NilError(t, os.WriteFile(file, []byte(`# the API server dies after the first reconcile read
+create webapp.yaml
+on after controller get webapps/web 1st: test-kill-apiserver
+reconcile webapps/web
+-- webapp.yaml --
+apiVersion: demo.racekit.dev/v1alpha1
+kind: WebApp
+metadata:
+  name: web
+spec:
+  replicas: 1
+  image: nginx
+`), 0o644))
+	killTarget = c
+	defer func() { killTarget = nil }()
+	res := RunFiles(context.Background(), c, ScriptOptions{Files: []string{file}})
+	assert.Equal(t, len(res), 1)
+	assert.Assert(t, !res[0].Passed)
+	assert.Assert(t, strings.Contains(res[0].Log, "crash.txtar:4: reconcile webapps/web: the control plane crashed: kube-apiserver is no longer running"), "%s", res[0].Log)
+}
+
+// killTarget is the control plane test-kill-apiserver kills.
+var killTarget *ControlPlane
+
+func init() {
+	register(&Command{
+		Name: "test-kill-apiserver", Group: "setup", MinArgs: 0, MaxArgs: 0, Hookable: true,
+		Summary: "kill the API server of the crash test's control plane (tests only)",
+		Run: func(sc *Scenario, _ Invocation) error {
+			pid := findChild("kube-apiserver", killTarget.env.ControlPlane.APIServer.CertDir)
+			if pid == 0 {
+				return os.ErrNotExist
+			}
+			// envtest reaps it; until then it is a zombie, which crashed
+			// counts as dead.
+			return syscall.Kill(pid, syscall.SIGKILL)
+		},
+	})
+}
+
+func findChild(name, dir string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		comm, _ := os.ReadFile(filepath.Join(p, "comm"))
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if strings.TrimSpace(string(comm)) == name && strings.Contains(string(cmdline), dir) {
+			return atoi(filepath.Base(p))
+		}
+	}
+	return 0
+}
