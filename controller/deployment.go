@@ -10,10 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/racekit/racekit/controller/api/v1alpha1"
+	"github.com/racekit/racekit/controller/teaching"
 )
 
 // Labels the controller puts on the Deployments it creates.
@@ -37,9 +37,16 @@ var ErrNotOwned = errors.New("deployment is not controlled by this webapp")
 func (r *Reconciler) syncDeployment(ctx context.Context, app *v1alpha1.WebApp) (deleting bool, err error) {
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	replicas, image := app.Spec.Replicas, app.Spec.Image
-	err = retry.RetryOnConflict(r.backoff, func() error {
+	read := r.reader(nil)
+	err = r.retry(func() error {
+		if r.variant.Is(teaching.SideEffectInRetry) {
+			// Teaching variant: the side effect repeats with every attempt.
+			if _, err := r.register(ctx, app); err != nil {
+				return err
+			}
+		}
 		var dep appsv1.Deployment
-		if err := r.client.Get(ctx, key, &dep); err != nil {
+		if err := read(ctx, key, &dep); err != nil {
 			if apierrors.IsNotFound(err) {
 				return r.client.Create(ctx, newDeployment(app))
 			}
@@ -49,15 +56,20 @@ func (r *Reconciler) syncDeployment(ctx context.Context, app *v1alpha1.WebApp) (
 			deleting = true
 			return nil
 		}
-		if err := checkOwner(&dep, app.UID); err != nil {
-			return err
+		if !r.variant.Is(teaching.NoOwnerCheck) { // teaching variant: touches anything
+			if err := checkOwner(&dep, app.UID); err != nil {
+				return err
+			}
 		}
 		if !applyTarget(&dep, replicas, image) {
 			return nil
 		}
-		// The error goes back as it is, so that RetryOnConflict sees a
-		// Conflict and tries again.
 		rv := dep.ResourceVersion
+		if r.variant.Is(teaching.BlindUpdate) {
+			dep.ResourceVersion = "" // teaching variant: an unconditional update
+		}
+		// The error goes back as it is, so that the retry sees a Conflict
+		// and tries again.
 		return r.observe(ctx, r.client.Update(ctx, &dep), ResourceDeployments, OpUpdate, rv)
 	})
 	if err != nil {

@@ -27,6 +27,10 @@
 //     label, is refused, not updated; so is a registry name that belongs to
 //     another uid. Both set the Ready condition to False with a reason.
 //
+// Each rule has a teaching variant that breaks it on purpose (package
+// teaching names them), so that a race scenario can show what the rule is
+// for. Only NewTeachingVariant builds one; New and Run never do.
+//
 // Reconcile is synchronous and knows nothing of tests. The racekit harness
 // races it by wrapping the transport of the rest.Config its client is built
 // from, and of the registry client's http.Client; the controller's code is

@@ -15,6 +15,7 @@ import (
 
 	"github.com/racekit/racekit/controller/api/v1alpha1"
 	"github.com/racekit/racekit/controller/registry"
+	"github.com/racekit/racekit/controller/teaching"
 )
 
 // ErrStale is returned, wrapped, when the WebApp changed while a reconcile
@@ -47,6 +48,9 @@ type Reconciler struct {
 	registry *registry.Client
 	metrics  *Metrics
 	clock    clock.PassiveClock
+	// variant is the rule this Reconciler breaks on purpose: none, unless
+	// NewTeachingVariant built it.
+	variant teaching.Variant
 }
 
 // New returns a Reconciler that talks to the API server through c. c must
@@ -132,10 +136,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, key types.NamespacedName) er
 func (r *Reconciler) retryWebApp(ctx context.Context, app *v1alpha1.WebApp, attempt func(cur *v1alpha1.WebApp) error) error {
 	key := client.ObjectKeyFromObject(app)
 	cur := app.DeepCopy()
-	return retry.RetryOnConflict(r.backoff, func() error {
+	read := r.reader(app)
+	return r.retry(func() error {
 		if cur == nil {
 			cur = &v1alpha1.WebApp{}
-			if err := r.client.Get(ctx, key, cur); err != nil {
+			if err := read(ctx, key, cur); err != nil {
 				return err
 			}
 		}

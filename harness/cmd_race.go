@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/racekit/racekit/controller/api/v1alpha1"
+	"github.com/racekit/racekit/controller/registry"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -20,9 +19,10 @@ func init() {
 		Run:     runOn,
 	})
 	register(&Command{
-		Name: "reconcile", Args: "webapps/NAME", Group: "race", MinArgs: 1, MaxArgs: 1,
-		Summary:  "run one reconcile of the reference controller for the WebApp; \"!\" expects it to return an error, which goes to stdout",
-		Negation: NegSelf, Run: runReconcile,
+		Name: "reconcile", Args: "webapps/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
+		Summary: "run one reconcile of the reference controller for the WebApp, as the controller actor or as ACTOR: another instance, with counters of its own, that shares the registry; " +
+			"\"!\" expects it to return an error, which goes to stdout; a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
+		Negation: NegSelf, Hookable: true, Run: runReconcile,
 	})
 }
 
@@ -127,7 +127,12 @@ func (sc *Scenario) parseTrigger(args []string) (trigger, error) {
 		t.match.Verb = args[2]
 	}
 	parts := strings.SplitN(args[3], "/", 3)
-	if parts[0] != "*" {
+	switch parts[0] {
+	case "*":
+	case registry.Resource:
+		// The registry's calls: create (register), delete, get.
+		t.match.Resource = registry.Resource
+	default:
 		gvr, _, err := sc.cp.resource(parts[0])
 		if err != nil {
 			return t, usageErr("%v", err)
@@ -173,19 +178,42 @@ func runReconcile(sc *Scenario, inv Invocation) error {
 	if r.gvr.GroupResource() != v1alpha1.GroupVersion.WithResource(v1alpha1.Resource).GroupResource() {
 		return usageErr("the reference controller reconciles webapps, not %s", r.gvr.Resource)
 	}
-	rec, err := sc.Reconciler()
+	actor, err := asActor(inv.Args[1:])
 	if err != nil {
 		return err
 	}
-	err = rec.Reconcile(sc.ctx, types.NamespacedName{Namespace: sc.Namespace, Name: r.name})
+	rec, err := sc.Reconciler(actor)
+	if err != nil {
+		return err
+	}
+	span, err := sc.reconcile(rec, actor, r.name)
+	if span.runaway != nil {
+		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+	}
 	switch {
 	case inv.Neg && err == nil:
-		return fmt.Errorf("reconcile succeeded, but \"!\" expects an error")
+		return fmt.Errorf("reconcile succeeded, but \"!\" expects an error%s\n%s", sc.brokenRules(span), sc.Trace().Tail(20))
 	case inv.Neg:
 		fmt.Fprintf(inv.Stdout, "reconcile error: %v\n", err)
 		return nil
+	case err != nil:
+		return fmt.Errorf("%w%s\n%s", err, sc.brokenRules(span), sc.Trace().Tail(20))
 	}
-	return err
+	return nil
+}
+
+// asActor reads the optional "as ACTOR" that ends a command, and returns
+// ControllerActor without it.
+func asActor(args []string) (string, error) {
+	switch {
+	case len(args) == 0:
+		return ControllerActor, nil
+	case len(args) == 2 && args[0] == "as" && actorName.MatchString(args[1]):
+		return args[1], nil
+	case len(args) == 2 && args[0] == "as":
+		return "", usageErr("bad actor name %q: want a lower-case name such as controller-b", args[1])
+	}
+	return "", usageErr("unexpected %q: the optional end is as ACTOR", strings.Join(args, " "))
 }
 
 func contains(list []string, s string) bool {

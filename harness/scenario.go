@@ -20,8 +20,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/racekit/racekit/controller"
 	"github.com/racekit/racekit/controller/registry"
+	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -64,15 +64,24 @@ type Scenario struct {
 	registry       *registry.Server
 	registryServer *http.Server
 	registryURL    string
-	// metrics counts the reference controller's conflicts.
-	metrics *controller.Metrics
+	// bug is the teaching variant every controller instance of the
+	// scenario runs; the zero Variant is the production controller.
+	bug teaching.Variant
 
-	mu         sync.Mutex
-	actors     map[string]*Actor
-	snapshots  map[string]*unstructured.Unstructured
-	armed      []*armedHook
-	reported   map[*hooks.Armed]int // hook errors already reported
-	reconciler *controller.Reconciler
+	mu        sync.Mutex
+	actors    map[string]*Actor
+	snapshots map[string]*unstructured.Unstructured
+	armed     []*armedHook
+	reported  map[*hooks.Armed]int // hook errors already reported
+	// identities are the actors declared with the actor command, who
+	// authenticate as someone other than themselves in system:masters.
+	identities map[string]identity
+	// instances are the reference controllers, by actor (instances.go).
+	instances map[string]*instance
+	// reconciles are the spans of the trace each reconcile made.
+	reconciles []reconcileSpan
+	// bumps counts the bump command's changes, for their values.
+	bumps int
 }
 
 // armedHook is a hook with where the script armed it.
@@ -97,7 +106,7 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 		Name: name, Namespace: ns.Name, Dir: dir, Started: started,
 		ctx: ctx, cp: cp, rec: &Recorder{}, hooks: &hooks.Set{},
 		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
-		reported: map[*hooks.Armed]int{},
+		reported: map[*hooks.Armed]int{}, identities: map[string]identity{}, instances: map[string]*instance{},
 	}
 	sc.hooks.OnFire = func(a *hooks.Armed, _ hooks.Event) {
 		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label})
@@ -105,7 +114,6 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 	if err := sc.startRegistry(); err != nil {
 		return nil, err
 	}
-	sc.metrics = controller.NewMetrics()
 	return sc, nil
 }
 
@@ -156,7 +164,13 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	if !actorName.MatchString(name) {
 		return nil, fmt.Errorf("bad actor name %q: want a lower-case name such as bob or controller", name)
 	}
-	cfg, err := sc.cp.User(name, "system:masters")
+	var cfg *rest.Config
+	var err error
+	if id, ok := sc.identities[name]; ok {
+		cfg, err = sc.cp.declaredUser(id)
+	} else {
+		cfg, err = sc.cp.User(name, "system:masters")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -172,34 +186,6 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	a := &Actor{Name: name, Config: cfg, Dynamic: dc}
 	sc.actors[name] = a
 	return a, nil
-}
-
-// Reconciler returns the reference controller, running as the controller
-// actor with zero-delay conflict retries and the production step count.
-func (sc *Scenario) Reconciler() (*controller.Reconciler, error) {
-	a, err := sc.Actor(ControllerActor)
-	if err != nil {
-		return nil, err
-	}
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if sc.reconciler != nil {
-		return sc.reconciler, nil
-	}
-	hc, err := rest.HTTPClientFor(a.Config)
-	if err != nil {
-		return nil, fmt.Errorf("controller http client: %w", err)
-	}
-	c, err := client.New(a.Config, client.Options{Scheme: controller.NewScheme(), Mapper: sc.cp.mapper, HTTPClient: hc})
-	if err != nil {
-		return nil, fmt.Errorf("controller client: %w", err)
-	}
-	sc.reconciler = controller.New(c, controller.Options{
-		Backoff:  ZeroDelayRetry(),
-		Registry: registry.NewClient(sc.registryURL, sc.httpClient(ControllerActor)),
-		Metrics:  sc.metrics,
-	})
-	return sc.reconciler, nil
 }
 
 // httpClient returns a plain HTTP client whose calls, like the API calls,

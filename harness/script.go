@@ -8,7 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/rogpeppe/go-internal/testscript"
+	"k8s.io/klog/v2"
+
+	"github.com/racekit/racekit/controller/teaching"
 )
 
 type scenarioKey struct{}
@@ -26,6 +30,12 @@ type ScriptOptions struct {
 	Done func(sc *Scenario)
 	// HookTimeout bounds each hook action; zero means DefaultHookTimeout.
 	HookTimeout time.Duration
+	// Bug names the teaching variant (package controller/teaching) that
+	// every controller instance of every scenario runs instead of the
+	// production controller; "" runs the production controller. An unknown
+	// name fails each scenario, with the nearest name as a hint; check it
+	// first with teaching.Lookup.
+	Bug string
 }
 
 // DefaultHookTimeout bounds a hook action that blocks: long enough for any
@@ -37,6 +47,10 @@ const DefaultHookTimeout = 30 * time.Second
 // gets its own Scenario (namespace, actors, hooks, recorder), the scenario
 // commands, and a final check that every armed hook fired.
 func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscript.Params {
+	// The controller logs through the logger in its context. A scenario's
+	// story is its trace; the controller's log lines would only interleave
+	// with the output of racekit run and go test.
+	ctx = klog.NewContext(ctx, logr.Discard())
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
 	for name, c := range commands {
 		cmds[name] = adapt(c)
@@ -48,11 +62,16 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 		RequireUniqueNames: true,
 		Cmds:               cmds,
 		Setup: func(env *testscript.Env) error {
+			bug, err := lookupBug(opts.Bug)
+			if err != nil {
+				return err
+			}
 			name := scriptField(env, "name")
 			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
 			if err != nil {
 				return err
 			}
+			sc.bug = bug
 			sc.hooks.Timeout = opts.HookTimeout
 			if sc.hooks.Timeout == 0 {
 				sc.hooks.Timeout = DefaultHookTimeout
@@ -144,4 +163,13 @@ func scriptField(env *testscript.Env, field string) string {
 		return "scenario"
 	}
 	return f.String()
+}
+
+// lookupBug returns the teaching variant called name, or the production
+// controller for "".
+func lookupBug(name string) (teaching.Variant, error) {
+	if name == "" {
+		return teaching.Variant{}, nil
+	}
+	return teaching.Lookup(name)
 }

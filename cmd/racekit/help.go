@@ -143,5 +143,22 @@ terminal.
   ` + "`cmp stdout trace.golden`" + ` compares it with the golden section, and
   ` + "`go test ./scenarios -update`" + ` rewrites that section.
 
+## Controllers and teaching variants
+
+- ` + "`reconcile webapps/NAME as ACTOR`" + ` runs a second instance of the reference
+  controller with its own counters, sharing the scenario's registry, hooks
+  and trace; it can run inside a hook.
+- ` + "`actor NAME user=USER groups=...`" + ` declares who an actor authenticates as,
+  before its first call; scenarios rely on built-in RBAC grants only, since a
+  Role created during a scenario takes effect only once the API server's RBAC
+  cache catches up.
+- ` + "`racekit run --bug NAME`" + ` runs scenarios against a teaching variant of the
+  controller that breaks one rule (` + "`racekit run --list-bugs`" + ` lists them);
+  [variants.md](variants.md) shows which scenario catches which.
+- A failed reconcile lists the "rule broken" it saw on the wire; ` + "`rereads`" + `,
+  ` + "`attempts`" + ` and ` + "`confirmed`" + ` check the same rules directly. A reconcile that
+  makes more than 20 calls of one kind on one object is stopped as an
+  unbounded retry.
+
 ## Commands
 `

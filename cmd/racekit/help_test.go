@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
 
+	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/hooks"
 )
@@ -68,6 +69,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--trace", "svg"}, exitUsage},
 		{[]string{"run", "no-such-file.txtar"}, exitUsage},
 		{[]string{"run", "--list"}, exitOK},
+		{[]string{"run", "--list-bugs"}, exitOK},
+		{[]string{"run", "--bug", "stale-objet"}, exitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -84,4 +87,18 @@ func TestList(t *testing.T) {
 	assert.Equal(t, run([]string{"run", "--list"}, &out, &errOut), exitOK)
 	assert.Assert(t, strings.Contains(out.String(), "deployment_conflict"))
 	assert.Assert(t, strings.Contains(out.String(), "The flagship race: two writers, one Deployment, and a real 409."))
+}
+
+// TestListBugs checks that racekit run --list-bugs names every teaching
+// variant with its summary.
+func TestListBugs(t *testing.T) {
+	var out, errOut strings.Builder
+	assert.Equal(t, run([]string{"run", "--list-bugs"}, &out, &errOut), exitOK)
+	for _, v := range teaching.Variants() {
+		assert.Assert(t, strings.Contains(out.String(), v.Name()+" "), "missing %s", v.Name())
+		assert.Assert(t, strings.Contains(out.String(), v.Summary()), "missing the summary of %s", v.Name())
+	}
+	var errs strings.Builder
+	assert.Equal(t, run([]string{"run", "--bug", "stale-objet"}, &out, &errs), exitUsage)
+	assert.Assert(t, strings.Contains(errs.String(), "stale-object"), "no did-you-mean: %s", errs.String())
 }

@@ -16,16 +16,19 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/internal/assets"
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = `usage: racekit run [-v] [--trace text|mermaid|json] [--list] [FILE.txtar ...]
+const runUsage = `usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--list] [--list-bugs] [FILE.txtar ...]
 
 Runs race scenarios on a control plane of its own and prints a line per
 scenario. With -v, or when a scenario fails, it prints the scenario's
 timeline. With no FILE it runs the flagship scenario, built into racekit.
+--bug runs the scenarios against a teaching variant of the controller that
+breaks one rule (--list-bugs lists them); a good scenario then fails.
 `
 
 // runCmd is racekit run. It returns the process exit code.
@@ -35,6 +38,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	verbose := fl.Bool("v", false, "print every scenario's timeline")
 	format := fl.String("trace", "text", "trace format: text, mermaid or json")
 	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
+	bug := fl.String("bug", "", "run against the named teaching variant of the controller")
+	listBugs := fl.Bool("list-bugs", false, "list the teaching variants, and run nothing")
 	if err := fl.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "racekit run: %v\n%s", err, runUsage)
 		return exitUsage
@@ -42,6 +47,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if *format != "text" && *format != "mermaid" && *format != "json" {
 		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
 		return exitUsage
+	}
+	if *listBugs {
+		for _, v := range teaching.Variants() {
+			fmt.Fprintf(stdout, "%-28s %s\n", v.Name(), v.Summary())
+		}
+		return exitOK
+	}
+	if *bug != "" {
+		if _, err := teaching.Lookup(*bug); err != nil {
+			fmt.Fprintf(stderr, "racekit run: --bug: %v\n", err)
+			return exitUsage
+		}
 	}
 	if *list {
 		files, cleanup, err := scenarioFiles(fl.Args(), true)
@@ -79,7 +96,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 	color := *format == "text" && isTerminal(stdout)
 	code := exitOK
-	for _, r := range harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files}) {
+	for _, r := range harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files, Bug: *bug}) {
 		status := "PASS"
 		if !r.Passed {
 			status, code = "FAIL", exitFail

@@ -1,0 +1,362 @@
+package harness
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/racekit/racekit/controller/api/v1alpha1"
+	"github.com/racekit/racekit/controller/registry"
+)
+
+// The rules of optimistic concurrency, checked on the wire: the harness's
+// referee. A reconcile that fails names the rules its calls broke, and the
+// assertions rereads and attempts are built on the same checks, so that a
+// workshop attendee reads which rule broke, not only which count is off.
+func init() {
+	register(&Command{
+		Name: "rereads", Args: "ACTOR RESOURCE/NAME[/SUB]", Group: "assert", MinArgs: 2, MaxArgs: 2,
+		Summary: "assert that each write ACTOR sent to the object after a 409 Conflict followed a fresh GET of it and carried the resourceVersion that GET returned, as recorded on the wire; the object must have had a 409 to retry",
+		Run:     runRereads,
+	})
+	register(&Command{
+		Name: "attempts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
+		Summary: "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; when the count is off, say which rule the extra calls broke",
+		Run:     runAttempts,
+	})
+}
+
+// The rules, by the short names failure messages end with.
+const (
+	ruleStaleObject    = "stale object"
+	ruleMadeUpRV       = "made-up resourceVersion"
+	ruleStaleRV        = "stale resourceVersion"
+	ruleNonConflict    = "retry of a non-conflict"
+	ruleBlindUpdate    = "blind update"
+	ruleUnbounded      = "unbounded retry"
+	ruleSideEffect     = "side effect in retry"
+	ruleGenerationLost = "status without a generation check"
+	ruleNotOwned       = "no owner check"
+)
+
+// rereadRules are the rules the rereads assertion checks.
+var rereadRules = map[string]bool{ruleStaleObject: true, ruleMadeUpRV: true, ruleStaleRV: true}
+
+// finding is one rule broken: where, which, and what a reader should know.
+type finding struct {
+	object string // as in the trace: deployments/web, webapps/web/status
+	rule   string
+	text   string
+}
+
+func (f finding) String() string { return f.text + " (" + f.rule + ")" }
+
+// writeVerbs are the verbs that change an object.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
+
+// callVerbs are the verbs attempts counts.
+var callVerbs = []string{"get", "create", "update", "patch", "delete"}
+
+// wireFindings checks the calls actor made from seq from to seq to (0 for
+// the end of the trace), object by object and in order:
+//
+//   - after a 409 Conflict, the next write follows a fresh GET and sends
+//     the resourceVersion it returned: not the refused one again, not one of
+//     its own making;
+//   - after a call refused for any other reason, no write to the object and
+//     no second such call follow (a GET's 404 is an answer, not a refusal);
+//   - an update carries a resourceVersion;
+//   - with oneReconcile, which says the calls are one reconcile's: no write
+//     is sent more often than a retry allows, and the registry is called at
+//     most once.
+//
+// It quotes the trace's symbols (rv3), so that a message reads the same on
+// every run.
+func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) []finding {
+	var out []finding
+	add := func(object, rule, format string, args ...any) {
+		out = append(out, finding{object: object, rule: rule, text: fmt.Sprintf(format, args...)})
+	}
+	gets := map[string]*Row{}      // the last successful GET, by object without subresource
+	refusals := map[string]*Row{}  // the last call refused for another reason than a conflict
+	lastWrite := map[string]*Row{} // by object
+	writes := map[string]map[string]int{}
+	var order []string
+	for _, row := range sc.Trace().Rows() {
+		if row.Hook != nil || row.Actor != actor || row.Seq < from || (to > 0 && row.Seq > to) {
+			continue
+		}
+		r := row
+		if writes[r.Object] == nil {
+			writes[r.Object] = map[string]int{}
+			order = append(order, r.Object)
+		}
+		if prev := refusals[r.Object]; prev != nil && (prev.Verb == r.Verb || writeVerbs[r.Verb]) {
+			add(r.Object, ruleNonConflict, "#%d %s %s came after #%d %s was refused with %s: only a 409 Conflict is retried; any other error goes back to the caller at once",
+				r.Seq, r.Verb, r.Object, prev.Seq, prev.Verb, prev.Status())
+			delete(refusals, r.Object)
+		}
+		if refused(&r) && !conflict(&r) {
+			refusals[r.Object] = &r
+		}
+		if r.Verb == "get" && r.Code == 200 {
+			gets[r.Object] = &r
+		}
+		if !writeVerbs[r.Verb] {
+			continue
+		}
+		if w := lastWrite[r.Object]; w != nil && conflict(w) {
+			get := gets[baseObject(r.Object)]
+			fresh := get != nil && get.Seq > w.Seq
+			switch {
+			case !fresh && r.SentRV == w.SentRV:
+				add(r.Object, ruleStaleObject, "#%d %s %s re-sent %s, which #%d was refused for, without reading the object again: a retry starts from a fresh GET, or it sends the same stale object again",
+					r.Seq, r.Verb, r.Object, orNone(r.SentRV), w.Seq)
+			case !fresh:
+				add(r.Object, ruleMadeUpRV, "#%d %s %s sent %s, a resourceVersion no read returned, without reading the object again: a resourceVersion is opaque, so a retry reads the object again instead of making one up",
+					r.Seq, r.Verb, r.Object, orNone(r.SentRV))
+			case r.Verb == "update" && r.SentRV != get.GotRV:
+				add(r.Object, ruleStaleRV, "#%d %s %s sent %s, not the %s its fresh GET #%d returned: a retry writes what it has just read",
+					r.Seq, r.Verb, r.Object, orNone(r.SentRV), get.GotRV, get.Seq)
+			}
+		}
+		if r.Verb == "update" && r.SentRV == "" {
+			add(r.Object, ruleBlindUpdate, "#%d update %s sent no resourceVersion: an unconditional write overwrites whatever others changed since the read, and no 409 can warn",
+				r.Seq, r.Object)
+		}
+		writes[r.Object][r.Verb]++
+		lastWrite[r.Object] = &r
+	}
+	if !oneReconcile {
+		return out
+	}
+	steps := ZeroDelayRetry().Steps
+	for _, obj := range order {
+		for _, verb := range callVerbs {
+			switch n := writes[obj][verb]; {
+			case strings.HasPrefix(obj, registry.Resource+"/") && n > 1:
+				add(obj, ruleSideEffect, "one reconcile sent %d %s %s: the side effect ran inside a retry, once per attempt; it belongs outside any retry, once per reconcile",
+					n, verb, obj)
+			case n > steps:
+				add(obj, ruleUnbounded, "one reconcile sent %d %s %s, more than the %d attempts a retry makes: when the retries run out, the Conflict goes back to the caller",
+					n, verb, obj, steps)
+			}
+		}
+	}
+	return out
+}
+
+// conflict reports whether r was refused with 409 Conflict: the object
+// changed since it was read. (A 409 AlreadyExists is another matter.)
+func conflict(r *Row) bool {
+	return r.Code == 409 && r.Reason == "Conflict"
+}
+
+// refused reports whether the server refused the call. A GET's 404 is an
+// answer: the object is not there.
+func refused(r *Row) bool {
+	return r.Code >= 400 && !(r.Verb == "get" && r.Code == 404)
+}
+
+// baseObject drops the subresource: a status write follows a GET of the
+// object itself.
+func baseObject(object string) string {
+	parts := strings.SplitN(object, "/", 3)
+	if len(parts) < 2 {
+		return object
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+func orNone(rv string) string {
+	if rv == "" {
+		return "no resourceVersion"
+	}
+	return rv
+}
+
+// stateFindings checks what span's WebApp and its Deployment are now
+// against what span's reconcile did: a Ready status confirms the replicas
+// of the generation it names, and the controller wrote only a Deployment
+// the WebApp controls.
+func (sc *Scenario) stateFindings(span reconcileSpan) []finding {
+	webapps, err := sc.object(v1alpha1.Resource + "/" + span.name)
+	if err != nil {
+		return nil
+	}
+	app, err := sc.webApp(webapps)
+	if err != nil {
+		return nil // gone, say: nothing to check
+	}
+	var out []finding
+	if text, ok := statusClaim(app); ok {
+		out = append(out, finding{object: webapps.String() + "/status", rule: ruleGenerationLost, text: text})
+	}
+	deployments, err := sc.object("deployments/" + span.name)
+	if err != nil {
+		return out
+	}
+	wrote := false
+	for _, x := range sc.Trace().Exchanges() {
+		if x.Seq >= span.from && x.Seq <= span.to && x.Actor == span.actor && x.Object() == deployments.String() && writeVerbs[x.Verb] && x.Code < 300 {
+			wrote = true
+		}
+	}
+	if !wrote {
+		return out
+	}
+	dep, err := sc.read(deployments)
+	if err != nil {
+		return out
+	}
+	if ref := metav1.GetControllerOfNoCopy(dep); ref != nil && ref.UID != app.UID {
+		out = append(out, finding{object: deployments.String(), rule: ruleNotOwned,
+			text: fmt.Sprintf("%s wrote %s, whose controlling owner is %s %s, not this WebApp: a controller touches only what it controls", span.actor, deployments, ref.Kind, ref.Name)})
+	}
+	return out
+}
+
+// statusClaim says what is wrong with app's status when it says Ready for
+// its current generation but reports replicas that generation does not ask
+// for: a generation confirmed with another generation's conclusions.
+func statusClaim(app *v1alpha1.WebApp) (string, bool) {
+	st := app.Status
+	var ready *metav1.Condition
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1alpha1.ConditionReady {
+			ready = &st.Conditions[i]
+		}
+	}
+	if ready == nil || ready.Status != metav1.ConditionTrue || st.ObservedGeneration != app.Generation || st.Replicas == app.Spec.Replicas {
+		return "", false
+	}
+	return fmt.Sprintf("status confirms generation %d with %d replicas, but generation %d asks for %d: it confirmed a generation it did not act on, with conclusions from an earlier spec",
+		st.ObservedGeneration, st.Replicas, app.Generation, app.Spec.Replicas), true
+}
+
+// brokenRules renders the rules span broke, on the wire and in what it
+// left, as lines to add to a failure message; "" when it broke none.
+func (sc *Scenario) brokenRules(span reconcileSpan) string {
+	fs := append(sc.wireFindings(span.actor, span.from, span.to, true), sc.stateFindings(span)...)
+	return renderFindings(fs, "")
+}
+
+// spanFindings returns the wire findings of every reconcile actor ran, or
+// of the whole trace when actor never reconciled.
+func (sc *Scenario) spanFindings(actor string) []finding {
+	sc.mu.Lock()
+	spans := append([]reconcileSpan(nil), sc.reconciles...)
+	sc.mu.Unlock()
+	var out []finding
+	seen := false
+	for _, s := range spans {
+		if s.actor == actor {
+			seen = true
+			out = append(out, sc.wireFindings(actor, s.from, s.to, true)...)
+		}
+	}
+	if !seen {
+		out = sc.wireFindings(actor, 0, 0, false)
+	}
+	return out
+}
+
+// renderFindings renders the findings about object ("" for all), each
+// rule once per object, with how often it was broken.
+func renderFindings(fs []finding, object string) string {
+	type key struct{ object, rule string }
+	count := map[key]int{}
+	var first []finding
+	for _, f := range fs {
+		if object != "" && f.object != object {
+			continue
+		}
+		k := key{f.object, f.rule}
+		if count[k] == 0 {
+			first = append(first, f)
+		}
+		count[k]++
+	}
+	var b strings.Builder
+	for _, f := range first {
+		b.WriteString("\n  rule broken: " + f.String())
+		switch n := count[key{f.object, f.rule}]; {
+		case n == 2:
+			b.WriteString("; and once more")
+		case n > 2:
+			fmt.Fprintf(&b, "; and %d more times", n-1)
+		}
+	}
+	return b.String()
+}
+
+// wireObject resolves an object as the trace names it: an API object
+// ("deployment/web" is deployments/web) or a registry record
+// (registrations/NAME).
+func (sc *Scenario) wireObject(arg string) (string, error) {
+	if name, ok := strings.CutPrefix(arg, registry.Resource+"/"); ok && name != "" && !strings.Contains(name, "/") {
+		return arg, nil
+	}
+	r, err := sc.object(arg)
+	if err != nil {
+		return "", usageErr("%v", err)
+	}
+	return r.String(), nil
+}
+
+func runRereads(sc *Scenario, inv Invocation) error {
+	actor := inv.Args[0]
+	obj, err := sc.wireObject(inv.Args[1])
+	if err != nil {
+		return err
+	}
+	tr := sc.Trace()
+	conflicted := false
+	for _, x := range tr.Exchanges() {
+		if x.Actor == actor && x.Object() == obj && writeVerbs[x.Verb] && x.Code == 409 && x.Reason == "Conflict" {
+			conflicted = true
+		}
+	}
+	var rereads []finding
+	for _, f := range sc.spanFindings(actor) {
+		if rereadRules[f.rule] {
+			rereads = append(rereads, f)
+		}
+	}
+	broken := renderFindings(rereads, obj)
+	switch {
+	case !conflicted:
+		return fmt.Errorf("no write of %s to %s was refused with 409 Conflict, so there is no retry to check: the race did not happen\n%s", actor, obj, tr.Tail(20))
+	case broken != "":
+		return fmt.Errorf("%s did not read %s again before retrying it:%s\n%s", actor, obj, broken, tr.Tail(20))
+	}
+	return nil
+}
+
+func runAttempts(sc *Scenario, inv Invocation) error {
+	actor, verb := inv.Args[0], inv.Args[1]
+	if !contains(callVerbs, verb) {
+		return usageErr("unknown verb %q%s; attempts counts %s", verb, suggest(verb, callVerbs), strings.Join(callVerbs, ", "))
+	}
+	obj, err := sc.wireObject(inv.Args[2])
+	if err != nil {
+		return err
+	}
+	want, err := strconv.Atoi(inv.Args[3])
+	if err != nil || want < 0 {
+		return usageErr("bad count %q: want a whole number", inv.Args[3])
+	}
+	tr := sc.Trace()
+	got := 0
+	for _, x := range tr.Exchanges() {
+		if x.Actor == actor && x.Verb == verb && x.Object() == obj {
+			got++
+		}
+	}
+	if got != want {
+		return fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, renderFindings(sc.spanFindings(actor), obj), tr.Tail(20))
+	}
+	return nil
+}

@@ -1,0 +1,316 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racekit/racekit/controller/teaching"
+	"github.com/racekit/racekit/harness"
+)
+
+// variantsDoc is the page TestMutations writes the matrix to.
+const variantsDoc = "../docs/variants.md"
+
+// properties says, for each teaching variant, how a failure names the
+// property the variant breaks: a catching scenario's failure message must
+// match it. The names in parentheses are the harness's names of the rules
+// (harness/rules.go).
+var properties = map[string]string{
+	teaching.StaleObject:             `\(stale object\)`,
+	teaching.RVPlusOne:               `\(made-up resourceVersion\)`,
+	teaching.UnboundedRetry:          `\(unbounded retry\)`,
+	teaching.SideEffectInRetry:       `\(side effect in retry\)`,
+	teaching.StatusNoGenerationCheck: `\(status without a generation check\)`,
+	teaching.RetryEverything:         `\(retry of a non-conflict\)`,
+	teaching.BlindUpdate:             `the other writer's change was lost|\(blind update\)`,
+	teaching.NoOwnerCheck:            `\(no owner check\)`,
+}
+
+// TestMutations runs the catalogue (every scenario but the api_* ones,
+// which do not run the controller) against each teaching variant of the
+// controller, and fails unless each variant is caught: at least one
+// scenario fails, with a message that names the broken property. It writes
+// the variant × scenario matrix to docs/variants.md and fails when that
+// page is stale; -update rewrites it. -short skips it.
+func TestMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the mutation test runs the catalogue once per variant; skipped with -short")
+	}
+	files, err := catalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runs := runCatalogue(files, teaching.Names())
+	t.Logf("%d variants × %d scenarios in %.1fs", len(teaching.Names()), len(files), time.Since(start).Seconds())
+
+	for _, v := range teaching.Variants() {
+		want, ok := properties[v.Name()]
+		if !ok {
+			t.Errorf("variant %s has no entry in properties: say how a failure names the property it breaks", v.Name())
+			continue
+		}
+		re := regexp.MustCompile(want)
+		var caught, named []string
+		for _, f := range files {
+			o := runs[outcomeKey{v.Name(), harness.ScenarioName(f)}]
+			if o.passed {
+				continue
+			}
+			t.Logf("%s caught by %s: %s", v.Name(), o.scenario, o.failure)
+			caught = append(caught, o.scenario)
+			if re.MatchString(o.failure) {
+				named = append(named, o.scenario)
+			}
+		}
+		switch {
+		case len(caught) == 0:
+			t.Errorf("no scenario catches the teaching variant %s (%s): every scenario passed against it, so nothing checks the rule %q", v.Name(), v.Summary(), v.Rule())
+		case len(named) == 0:
+			var msgs []string
+			for _, s := range caught {
+				msgs = append(msgs, s+": "+runs[outcomeKey{v.Name(), s}].failure)
+			}
+			t.Errorf("the teaching variant %s is caught by %s, but no failure names the broken property (want a match for %q):\n%s",
+				v.Name(), strings.Join(caught, ", "), want, strings.Join(msgs, "\n"))
+		}
+	}
+
+	page := renderMatrix(files, runs)
+	if *update {
+		if err := os.WriteFile(variantsDoc, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := os.ReadFile(variantsDoc)
+	if err != nil {
+		t.Fatalf("%v: run go test ./scenarios -run TestMutations -update", err)
+	}
+	if diff := cmp.Diff(string(old), page); diff != "" {
+		t.Errorf("%s is stale: run go test ./scenarios -run TestMutations -update (-page +run)\n%s", variantsDoc, diff)
+	}
+}
+
+// catalogue returns the scenarios that run the controller, sorted.
+func catalogue() ([]string, error) {
+	all, err := filepath.Glob("*.txtar")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range all {
+		if !strings.HasPrefix(f, "api_") {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no scenarios")
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type outcomeKey struct{ variant, scenario string }
+
+// outcome is one scenario's run against one variant.
+type outcome struct {
+	scenario string
+	passed   bool
+	// failure is the first FAIL line with the rules it names.
+	failure string
+}
+
+// runCatalogue runs every file against every variant, a few scenarios at a
+// time, and returns the outcomes.
+func runCatalogue(files, variants []string) map[outcomeKey]outcome {
+	var (
+		mu   sync.Mutex
+		out  = map[outcomeKey]outcome{}
+		wg   sync.WaitGroup
+		slot = make(chan struct{}, 4*runtime.GOMAXPROCS(0))
+	)
+	for _, v := range variants {
+		parent := &catalogueT{slots: slot, wg: &wg, done: func(name string, sub *scriptT) {
+			mu.Lock()
+			defer mu.Unlock()
+			out[outcomeKey{v, name}] = outcome{scenario: name, passed: !sub.failed, failure: failure(sub.log.String())}
+		}}
+		testscript.RunT(parent, harness.Params(context.Background(), cp, harness.ScriptOptions{Files: files, Bug: v}))
+	}
+	wg.Wait()
+	return out
+}
+
+// failureLine matches the line testscript starts a failure with, and
+// ruleLine the rules the harness names under it.
+var (
+	failureLine = regexp.MustCompile(`^\s*FAIL: \S+:\d+: `)
+	ruleLine    = regexp.MustCompile(`^\s*rule broken: `)
+)
+
+// failure returns the failures of a script's log, each a FAIL line with
+// the rules it names, one block a line.
+func failure(log string) string {
+	var blocks []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			blocks = append(blocks, strings.Join(cur, " "))
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(log, "\n") {
+		switch {
+		case failureLine.MatchString(line):
+			flush()
+			cur = append(cur, strings.TrimSpace(line))
+		case len(cur) > 0 && ruleLine.MatchString(line):
+			cur = append(cur, strings.TrimSpace(line))
+		default:
+			flush()
+		}
+	}
+	flush()
+	return strings.Join(blocks, "\n")
+}
+
+// renderMatrix renders docs/variants.md: the variants, and which scenario
+// catches which.
+func renderMatrix(files []string, runs map[outcomeKey]outcome) string {
+	var b strings.Builder
+	b.WriteString(`# Teaching variants
+
+<!-- generated by go test ./scenarios -run TestMutations -update; do not edit -->
+
+Each teaching variant is a build of the reference controller that breaks one
+rule of optimistic concurrency on purpose (package ` + "`controller/teaching`" + `).
+` + "`racekit run --bug NAME`" + ` runs scenarios against one; the production
+controller (` + "`racekit controller`" + `, ` + "`controller.New`" + `) can never be one.
+TestMutations runs the whole catalogue against every variant and fails
+unless each is caught by at least one scenario whose failure names the
+property, so this page is what the scenarios prove.
+
+| Variant | What it does wrong | Rule it breaks | A failure names it as |
+|---|---|---|---|
+`)
+	for _, v := range teaching.Variants() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", v.Name(), v.Summary(), v.Rule(), strings.ReplaceAll(strings.ReplaceAll(properties[v.Name()], `\`, ""), "|", `\|`))
+	}
+	b.WriteString("\n## Which scenario catches which variant\n\n**caught**: the scenario fails against the variant; ·: it passes.\n\n| Scenario |")
+	for _, v := range teaching.Names() {
+		fmt.Fprintf(&b, " `%s` |", v)
+	}
+	b.WriteString("\n|---|")
+	for range teaching.Names() {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	totals := map[string]int{}
+	for _, f := range files {
+		name := harness.ScenarioName(f)
+		fmt.Fprintf(&b, "| [%s](../scenarios/%s) |", name, f)
+		for _, v := range teaching.Names() {
+			cell := "·"
+			if !runs[outcomeKey{v, name}].passed {
+				cell = "**caught**"
+				totals[v]++
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| **scenarios that catch it** |")
+	for _, v := range teaching.Names() {
+		fmt.Fprintf(&b, " %d |", totals[v])
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// catalogueT is the testscript.T that runs a variant's scenarios: each
+// script on its own goroutine, a few at a time, recorded rather than
+// reported.
+type catalogueT struct {
+	slots chan struct{}
+	wg    *sync.WaitGroup
+	done  func(name string, sub *scriptT)
+}
+
+func (t *catalogueT) Run(name string, f func(testscript.T)) {
+	t.wg.Add(1)
+	go func() {
+		t.slots <- struct{}{}
+		sub := &scriptT{}
+		defer func() {
+			t.done(name, sub)
+			<-t.slots
+			t.wg.Done()
+		}()
+		f(sub)
+	}()
+}
+
+func (t *catalogueT) Skip(args ...any)  { panic(fmt.Sprint(args...)) }
+func (t *catalogueT) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
+func (t *catalogueT) Parallel()         {}
+func (t *catalogueT) Log(args ...any)   {}
+func (t *catalogueT) FailNow()          { panic("catalogue failed") }
+func (t *catalogueT) Verbose() bool     { return false }
+
+// scriptT records one script's log and outcome. FailNow and Fatal end the
+// script's goroutine, as testing.T's do.
+type scriptT struct {
+	mu     sync.Mutex
+	log    strings.Builder
+	failed bool
+}
+
+func (t *scriptT) Log(args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	fmt.Fprintln(&t.log, args...)
+}
+
+func (t *scriptT) Error(args ...any) {
+	t.Log(args...)
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+}
+
+func (t *scriptT) Fatal(args ...any) {
+	t.Error(args...)
+	runtime.Goexit()
+}
+
+func (t *scriptT) FailNow() {
+	t.mu.Lock()
+	t.failed = true
+	t.mu.Unlock()
+	runtime.Goexit()
+}
+
+func (t *scriptT) Skip(args ...any) { t.Fatal(append([]any{"skipped:"}, args...)...) }
+
+func (t *scriptT) Failed() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.failed
+}
+
+func (t *scriptT) Parallel()                      {}
+func (t *scriptT) Verbose() bool                  { return false }
+func (t *scriptT) Run(string, func(testscript.T)) { panic("scripts have no subtests") }
