@@ -155,10 +155,13 @@ spec:
 		signalAt string // interrupt once this is printed
 		wantOut  string
 		wantCode int
-		readme   bool // the output must contain the README's demo excerpt
+		readme   bool     // the output must contain the README's demo excerpt
+		alsoOut  []string // more that the output must contain
 	}{
 		{name: "passing run", bin: racekit, args: []string{"run", "-v"}, wantOut: "PASS deployment_conflict", wantCode: 0, readme: true},
-		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantCode: 1},
+		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantCode: 1,
+			// The failure shows the go-cmp diff and the timeline rows.
+			alsoOut: []string{"field deployments/web spec.replicas 7", "(-want +got)", "\"7\",", "\"1\",", "ACTOR", "controller  create deployments/web"}},
 		{name: "panic in a scenario command", bin: harnessTest, dir: "../../harness", args: []string{"-test.run", "TestBadInput/command_panics", "-test.v"},
 			wantOut: "--- PASS: TestBadInput/command_panics", wantCode: 0},
 		{name: "SIGINT to racekit run", bin: racekit, args: []string{"run"}, signalAt: "starting the control plane",
@@ -178,6 +181,9 @@ spec:
 			seen += string(rest)
 			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
 			assert.Equal(t, exitCode(cmd), tc.wantCode, "output:\n%s", seen)
+			for _, want := range tc.alsoOut {
+				assert.Assert(t, strings.Contains(seen, want), "want %q in the output:\n%s", want, seen)
+			}
 			if tc.readme {
 				excerpt := readmeExcerpt(t)
 				assert.Assert(t, strings.Contains(trimLines(seen), excerpt), "the README's demo excerpt is not in the output of racekit run -v; update README.md.\nexcerpt:\n%s\noutput:\n%s", excerpt, seen)
