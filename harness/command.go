@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/racekit/racekit/internal/hint"
 )
 
 // Negation says what "!" before a command means.
@@ -129,38 +131,8 @@ func (c *Command) call(sc *Scenario, inv Invocation) error {
 	}
 }
 
-// suggest returns a " (did you mean X?)" hint for a near-miss of name among
-// candidates, or "".
+// suggest returns a " (did you mean X?)" hint for a near miss of name
+// among candidates, or "".
 func suggest(name string, candidates []string) string {
-	best, bestD := "", 3
-	for _, c := range candidates {
-		if d := distance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return hint.DidYouMean(name, candidates)
 }

@@ -3,6 +3,8 @@ package teaching
 import (
 	"fmt"
 	"strings"
+
+	"github.com/racekit/racekit/internal/hint"
 )
 
 // The names of the variants, as racekit run --bug and reports spell them.
@@ -88,7 +90,7 @@ func Names() []string {
 // suggests the nearest name and lists them all.
 func Lookup(name string) (Variant, error) {
 	if _, ok := table[name]; !ok {
-		return Variant{}, fmt.Errorf("unknown teaching variant %q%s; the variants are %s", name, suggest(name), strings.Join(order, ", "))
+		return Variant{}, fmt.Errorf("unknown teaching variant %q%s; the variants are %s", name, hint.DidYouMean(name, order), strings.Join(order, ", "))
 	}
 	return Variant{name: name}, nil
 }
@@ -119,39 +121,4 @@ func (v Variant) String() string {
 		return "production"
 	}
 	return v.name
-}
-
-// suggest returns a " (did you mean X?)" hint for a near miss, or "".
-func suggest(name string) string {
-	best, bestD := "", 4
-	for _, c := range order {
-		if d := distance(name, c); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance between a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
