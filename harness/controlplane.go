@@ -298,7 +298,10 @@ func loadCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // terminal never reaches them: without this they would outlive the run.
 func stopOnSignal(cp *ControlPlane) {
 	cp.signals = make(chan os.Signal, 1)
-	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE too: when racekit's output is a pipe that closes (racekit
+	// run | head), Go would otherwise die on the next write, leaving the
+	// control plane running.
+	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	go func() {
 		s, ok := <-cp.signals
 		if !ok {
@@ -316,7 +319,11 @@ func stopOnSignal(cp *ControlPlane) {
 		for i := len(fs) - 1; i >= 0; i-- {
 			fs[i]()
 		}
-		os.Exit(130)
+		code := 130
+		if sig, ok := s.(syscall.Signal); ok {
+			code = 128 + int(sig) // the shell's convention: 130 for SIGINT, 141 for SIGPIPE
+		}
+		os.Exit(code)
 	}()
 }
 

@@ -40,8 +40,10 @@ type Exchange struct {
 // HookFiring is a trace entry for a hook whose action ran.
 type HookFiring struct {
 	ID      int
-	Trigger string // "after controller get deployments/web #1"
+	Trigger string // "after controller get deployments/web 1st"
 	Action  string // "annotate bob deployments/web team=blue"
+	// Caller is the actor whose call fired the hook.
+	Caller string `json:"caller,omitempty"`
 }
 
 // Entry is one line of a trace: an exchange or a hook firing.

@@ -108,8 +108,8 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
 		reported: map[*hooks.Armed]int{}, identities: map[string]identity{}, instances: map[string]*instance{},
 	}
-	sc.hooks.OnFire = func(a *hooks.Armed, _ hooks.Event) {
-		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label})
+	sc.hooks.OnFire = func(a *hooks.Armed, e hooks.Event) {
+		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label, Caller: e.Call.Actor})
 	}
 	if err := sc.startRegistry(); err != nil {
 		return nil, err

@@ -102,17 +102,18 @@ func Mermaid(rows []Row) string {
 	for _, s := range servers {
 		fmt.Fprintf(&b, "    participant %s as %s\n", mermaidID(s), s)
 	}
-	last := ""
 	for _, r := range rows {
 		if h := r.Hook; h != nil {
-			over := mermaidID(last)
-			if last == "" && len(actors) > 0 {
-				over = mermaidID(actors[0])
+			// Over the actor whose call fired the hook, and the server it
+			// was calling: the hook runs between that call's request and
+			// its answer (or before the request).
+			over := h.Caller
+			if !seen[over] && len(actors) > 0 {
+				over = actors[0]
 			}
-			fmt.Fprintf(&b, "    Note over %s: hook %d (%s): %s\n", over, h.ID, mermaidText(h.Trigger), mermaidText(h.Action))
+			fmt.Fprintf(&b, "    Note over %s: hook %d (%s): %s\n", mermaidID(over), h.ID, mermaidText(h.Trigger), mermaidText(h.Action))
 			continue
 		}
-		last = r.Actor
 		srv := mermaidID(serverOf(r))
 		req := r.Verb + " " + r.Object
 		if r.SentRV != "" {

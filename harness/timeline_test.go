@@ -19,7 +19,7 @@ func sampleRows() []Row {
 	return Trace{
 		exchange(1, "setup", "create", "webapps", "web", "", 201, "Created", "10"),
 		exchange(2, "controller", "get", "deployments", "web", "", 200, "OK", "11"),
-		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: `patch bob deployments/web merge '{"a":1};#x:y'`}},
+		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: `patch bob deployments/web merge '{"a":1};#x:y'`, Caller: "controller"}},
 		exchange(3, "bob", "patch", "deployments", "web", "", 200, "OK", "12"),
 		exchange(4, "controller", "update", "deployments", "web", "11", 409, "Conflict", ""),
 		exchange(5, "controller", "create", "registrations", "web", "", 201, "Created", ""),
@@ -43,6 +43,20 @@ func TestTimeline(t *testing.T) {
 	assert.Assert(t, strings.Contains(colored, "\x1b["), "color must color")
 	plain := regexp.MustCompile("\x1b\\[[0-9;]*m").ReplaceAllString(colored, "")
 	assert.Equal(t, plain, want, "color must not change the text")
+}
+
+// TestMermaidNoteOverCaller checks that a hook's note sits over the actor
+// whose call fired it, not over whoever called last.
+func TestMermaidNoteOverCaller(t *testing.T) {
+	rows := Trace{
+		exchange(1, "controller", "get", "deployments", "web", "", 200, "OK", "1"),
+		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: "get alice deployments/web s", Caller: "controller"}},
+		exchange(2, "alice", "get", "deployments", "web", "", 200, "OK", "1"),
+		{Hook: &HookFiring{ID: 2, Trigger: "after controller get deployments/web 1st", Action: "annotate bob deployments/web a=b", Caller: "controller"}},
+	}.Rows()
+	m := Mermaid(rows)
+	assert.Assert(t, strings.Contains(m, "Note over controller: hook 1"), "%s", m)
+	assert.Assert(t, strings.Contains(m, "Note over controller: hook 2"), "%s", m)
 }
 
 func TestJSON(t *testing.T) {

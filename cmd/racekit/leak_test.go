@@ -216,3 +216,26 @@ func trimLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestNoLeakOnClosedPipe runs racekit run -v with its output going to a pipe
+// that is already closed, as in racekit run -v | head -c 0: the first write
+// raises SIGPIPE, and racekit must still stop its control plane.
+func TestNoLeakOnClosedPipe(t *testing.T) {
+	racekit, _ := build(t)
+	tmp := t.TempDir()
+	pr, pw, err := os.Pipe()
+	assert.NilError(t, err)
+	pr.Close() // nobody will ever read racekit's output
+	var stderr strings.Builder
+	cmd := exec.Command(racekit, "run", "-v")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Stdout, cmd.Stderr = pw, &stderr
+	assert.NilError(t, cmd.Start())
+	pw.Close()
+	err = cmd.Wait()
+	assert.Assert(t, err != nil, "racekit run exited 0 though its output was gone")
+	assert.Assert(t, strings.Contains(stderr.String(), "broken pipe: stopping the control plane"), "stderr:\n%s", stderr.String())
+	procs, files := leftovers(t, tmp)
+	assert.Assert(t, len(procs) == 0, "processes left running:\n%s", strings.Join(procs, "\n"))
+	assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
+}

@@ -157,25 +157,35 @@ func scenarioFiles(args []string, all bool) ([]string, func(), error) {
 	return files, cleanup, nil
 }
 
-// lesson returns the first line of a scenario's header comment.
+// lesson returns the first sentence of a scenario's header comment, which
+// may run over several comment lines.
 func lesson(file string) string {
 	f, err := os.Open(file)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
+	var para []string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "#") {
-			if l := strings.TrimSpace(strings.TrimLeft(line, "#")); l != "" {
-				return l
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		if text == "" {
+			if len(para) > 0 {
+				break
 			}
 			continue
 		}
-		break
+		para = append(para, text)
 	}
-	return ""
+	s := strings.Join(para, " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return s
 }
 
 // startControlPlane finds the control-plane binaries, building them first
