@@ -298,10 +298,7 @@ func loadCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // terminal never reaches them: without this they would outlive the run.
 func stopOnSignal(cp *ControlPlane) {
 	cp.signals = make(chan os.Signal, 1)
-	// SIGPIPE too: when racekit's output is a pipe that closes (racekit
-	// run | head), Go would otherwise die on the next write, leaving the
-	// control plane running.
-	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
+	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s, ok := <-cp.signals
 		if !ok {
@@ -321,7 +318,7 @@ func stopOnSignal(cp *ControlPlane) {
 		}
 		code := 130
 		if sig, ok := s.(syscall.Signal); ok {
-			code = 128 + int(sig) // the shell's convention: 130 for SIGINT, 141 for SIGPIPE
+			code = 128 + int(sig) // the shell's convention: 130 for SIGINT, 143 for SIGTERM
 		}
 		os.Exit(code)
 	}()

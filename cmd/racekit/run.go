@@ -9,9 +9,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/term"
@@ -33,6 +35,13 @@ breaks one rule (--list-bugs lists them); a good scenario then fails.
 
 // runCmd is racekit run. It returns the process exit code.
 func runCmd(args []string, stdout, stderr io.Writer) int {
+	// When racekit's output is a pipe that closes (racekit run | head), Go
+	// would die on the next write to it and leave the control plane
+	// running. Ignored, SIGPIPE turns such writes into errors instead, and
+	// the run ends the normal way, stopping the control plane. (Handling
+	// SIGPIPE with signal.Notify would be wrong: the kernel raises it for
+	// every broken pipe or socket, not only standard output.)
+	signal.Ignore(syscall.SIGPIPE)
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	verbose := fl.Bool("v", false, "print every scenario's timeline")
