@@ -43,7 +43,7 @@ determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) a
 	status=$$?; grep -E '^determinism:|^\s*--- FAIL' determinism.log; echo "full log: determinism.log"; exit $$status
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)
-	@$(GO) test ./harness -run '^$$' -fuzz FuzzScript -fuzztime $(FUZZTIME) > fuzz.log 2>&1; \
+	@$(GO) test ./harness -run '^$$' -fuzz FuzzScript -fuzztime $(FUZZTIME) -fuzzminimizetime 1x > fuzz.log 2>&1; \
 	status=$$?; echo "fuzz: FuzzScript for $(FUZZTIME): $$(grep -E '^fuzz: elapsed' fuzz.log | tail -1) exit $$status"; echo "full log: fuzz.log"; exit $$status
 
 bench: envtest ## run the benchmarks (benchstat-readable)

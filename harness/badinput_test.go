@@ -2,13 +2,13 @@ package harness
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/rogpeppe/go-internal/txtar"
 	"gotest.tools/v3/assert"
 )
 
@@ -26,15 +26,13 @@ func TestBadInput(t *testing.T) {
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			t.Parallel()
-			ar, err := txtar.ParseFile(file)
+			// The want section is read by hand: some of these files are
+			// archives that txtar.Parse itself cannot read.
+			data, err := os.ReadFile(file)
 			assert.NilError(t, err)
-			var want string
-			for _, f := range ar.Files {
-				if f.Name == "want" {
-					want = strings.TrimSpace(string(f.Data))
-				}
-			}
-			assert.Assert(t, want != "", "%s has no want section", file)
+			_, want, found := strings.Cut(string(data), "\n-- want --\n")
+			want = strings.TrimSpace(want)
+			assert.Assert(t, found && want != "", "%s has no want section", file)
 
 			res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{file}, HookTimeout: time.Second})
 			assert.Equal(t, len(res), 1)

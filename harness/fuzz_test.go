@@ -35,6 +35,15 @@ func FuzzScript(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, script string) {
+		if err := checkArchive("fuzz.txtar", []byte(script)); err != nil {
+			// RunFiles refuses it the same way; txtar.Parse, used below to
+			// filter the script, would panic on it.
+			res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{writeScript(t, script)}})
+			if len(res) != 1 || res[0].Passed || !strings.Contains(res[0].Log, "malformed file marker") {
+				t.Fatalf("a malformed archive was not refused: %+v", res)
+			}
+			return
+		}
 		ar := txtar.Parse([]byte(script))
 		ar.Comment = []byte(onlyOurCommands(string(ar.Comment)))
 		file := filepath.Join(t.TempDir(), "fuzz.txtar")
@@ -71,4 +80,12 @@ func onlyOurCommands(script string) string {
 		}
 	}
 	return strings.Join(keep, "\n")
+}
+
+func writeScript(t *testing.T, script string) string {
+	file := filepath.Join(t.TempDir(), "fuzz.txtar")
+	if err := os.WriteFile(file, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -29,6 +29,25 @@ type Result struct {
 // run plays scenarios without go test; the scripts and commands are the
 // same. opts.Done, if set, is still called.
 func RunFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Result {
+	// A file testscript cannot read fails alone, with the reason, instead
+	// of taking the run down with it.
+	var bad []Result
+	var good []string
+	for _, f := range opts.Files {
+		if err := CheckScript(f); err != nil {
+			bad = append(bad, Result{Name: ScenarioName(f), Log: "FAIL: " + err.Error()})
+			continue
+		}
+		good = append(good, f)
+	}
+	if len(good) == 0 {
+		return bad
+	}
+	opts.Files = good
+	return append(runFiles(ctx, cp, opts), bad...)
+}
+
+func runFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Result {
 	traces := map[string]Trace{}
 	var mu sync.Mutex
 	done := opts.Done

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -37,5 +38,14 @@ func TestMain(m *testing.M) {
 // TestScenarios runs every scenarios/*.txtar, in parallel; -run
 // 'TestScenarios/NAME$' selects one.
 func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if err := harness.CheckScript(f); err != nil {
+			t.Fatal(err) // testscript would panic on it
+		}
+	}
 	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", UpdateScripts: *update}))
 }
