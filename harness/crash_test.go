@@ -20,20 +20,11 @@ func TestCrashNamed(t *testing.T) {
 	defer c.Close()
 	assert.NilError(t, c.crashed())
 
-	file := filepath.Join(t.TempDir(), "crash.txtar")
-	assert.NilError(t, os.WriteFile(file, []byte(`# the API server dies after the first reconcile read
+	file := webAppScript(t, "crash.txtar", `# the API server dies after the first reconcile read
 create webapp.yaml
 on after controller get webapps/web 1st: test-kill-apiserver
 reconcile webapps/web
--- webapp.yaml --
-apiVersion: demo.racekit.dev/v1alpha1
-kind: WebApp
-metadata:
-  name: web
-spec:
-  replicas: 1
-  image: nginx
-`), 0o644))
+`)
 	killTarget = c
 	defer func() { killTarget = nil }()
 	res := RunFiles(context.Background(), c, ScriptOptions{Files: []string{file}})

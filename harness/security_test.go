@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,22 +37,13 @@ func TestLoopbackAndAuthentication(t *testing.T) {
 // token appears in the trace, the timeline, the Mermaid and JSON renderings,
 // the failure output, or the control plane's logs.
 func TestNoSecretsInOutput(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "failing.txtar")
-	assert.NilError(t, os.WriteFile(file, []byte(`# fails on purpose
+	file := webAppScript(t, "failing.txtar", `# fails on purpose
 create webapp.yaml
 on after controller get deployments/web 1st: annotate bob deployments/web team=blue
 reconcile webapps/web
 reconcile webapps/web
 field deployments/web spec.replicas 9
--- webapp.yaml --
-apiVersion: demo.racekit.dev/v1alpha1
-kind: WebApp
-metadata:
-  name: web
-spec:
-  replicas: 1
-  image: nginx
-`), 0o644))
+`)
 	res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{file}})
 	assert.Equal(t, len(res), 1)
 	assert.Assert(t, !res[0].Passed)
