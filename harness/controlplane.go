@@ -3,12 +3,12 @@ package harness
 import (
 	"bytes"
 	"context"
-
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -52,6 +52,9 @@ type ControlPlane struct {
 	interrupted bool // a signal arrived; the handler will exit the process
 	stop        sync.Once
 	err         error
+	// kill makes Stop kill the processes instead of letting them drain
+	// (WithKillOnStop).
+	kill bool
 
 	// api is what the API-semantics commands keep for running scenarios:
 	// their watches and their holds on old revisions (etcd.go, watch.go).
@@ -70,7 +73,7 @@ func (cp *ControlPlane) OnInterrupt(f func()) {
 // StartOption changes how StartControlPlane starts.
 type StartOption func(*startConfig)
 
-type startConfig struct{ noSignals bool }
+type startConfig struct{ noSignals, kill bool }
 
 // WithoutSignalHandler leaves SIGINT and SIGTERM to the caller. A process
 // that must answer them itself (a fuzzing worker, which its coordinator
@@ -78,6 +81,17 @@ type startConfig struct{ noSignals bool }
 // every path out.
 func WithoutSignalHandler() StartOption {
 	return func(c *startConfig) { c.noSignals = true }
+}
+
+// WithKillOnStop makes Stop kill kube-apiserver and etcd with SIGKILL
+// instead of asking them to stop. Asked, the API server drains its HTTP/2
+// connections for about a second; killed, both are gone in milliseconds.
+// A fuzzing worker passes it: its coordinator sends SIGINT one second after
+// asking it to stop, and SIGKILL one second later, and a worker killed while
+// it waits for the API server would leave both processes behind. Only a
+// control plane whose state nobody will read again may be killed.
+func WithKillOnStop() StartOption {
+	return func(c *startConfig) { c.kill = true }
 }
 
 // baseConfig carries what every client config shares. Scenarios must never
@@ -122,11 +136,12 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 		},
 	}
 	configureAPIServer(env.ControlPlane.APIServer)
-	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}}
+	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill}
 	cp.starting.Lock()
 	if !cfg.noSignals {
 		stopOnSignal(cp)
 	}
+	closeInheritedFiles()
 	_, err = env.Start()
 	cp.starting.Unlock()
 	if err != nil {
@@ -187,15 +202,18 @@ func (cp *ControlPlane) Stop() error {
 			signal.Stop(cp.signals)
 			close(cp.signals)
 		}
+		if cp.kill {
+			cp.killProcesses()
+		}
 		cp.err = cp.env.Stop()
 	})
 	return cp.err
 }
 
 // Close stops the control plane, like Stop, for a caller that is about to
-// exit. If an interrupt is being handled, it waits for the handler to exit
-// the process (status 130), so that the run ends as interrupted and with the
-// handler's cleanup done, instead of racing it to the exit.
+// exit. If an interrupt is being handled, it waits for the handler to end
+// the process, so that the run ends as interrupted and with the handler's
+// cleanup done, instead of racing it to the exit.
 func (cp *ControlPlane) Close() error {
 	err := cp.Stop()
 	cp.mu.Lock()
@@ -316,12 +334,26 @@ func stopOnSignal(cp *ControlPlane) {
 		for i := len(fs) - 1; i >= 0; i-- {
 			fs[i]()
 		}
-		code := 130
-		if sig, ok := s.(syscall.Signal); ok {
-			code = 128 + int(sig) // the shell's convention: 130 for SIGINT, 143 for SIGTERM
-		}
-		os.Exit(code)
+		exitBySignal(s)
 	}()
+}
+
+// exitBySignal ends the process the way s would have had nobody caught
+// it, so that the parent sees a process killed by s: a shell reports 130
+// for SIGINT and 143 for SIGTERM, and a fuzzing coordinator tells an
+// interrupted worker from a crashed one by it.
+func exitBySignal(s os.Signal) {
+	sig, ok := s.(syscall.Signal)
+	if !ok {
+		os.Exit(1)
+	}
+	signal.Reset(sig)
+	// Sent to this thread, the signal is delivered as tgkill returns, so
+	// nothing below runs unless the signal is ignored (a process started
+	// under nohup inherits SIGINT ignored).
+	runtime.LockOSThread()
+	_ = syscall.Tgkill(os.Getpid(), syscall.Gettid(), sig)
+	os.Exit(128 + int(sig))
 }
 
 // tail keeps the last size bytes written to it.

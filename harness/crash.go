@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
+	"syscall"
 )
 
 // crashed returns an error naming each control-plane process that is no
@@ -14,17 +16,15 @@ import (
 // and not as a refused connection or a timeout.
 func (cp *ControlPlane) crashed() error {
 	var dead []string
-	for name, dir := range map[string]string{
-		"kube-apiserver": cp.env.ControlPlane.APIServer.CertDir,
-		"etcd":           cp.env.ControlPlane.Etcd.DataDir,
-	} {
-		if dir != "" && !processRunning(name, dir) {
+	for name, dir := range cp.processDirs() {
+		if !processRunning(name, dir) {
 			dead = append(dead, name)
 		}
 	}
 	if len(dead) == 0 {
 		return nil
 	}
+	sort.Strings(dead) // etcd before kube-apiserver, whatever the map's order
 	out := strings.TrimRight(cp.Output(), "\n")
 	if out == "" {
 		return fmt.Errorf("the control plane crashed: %s is no longer running (it wrote nothing)", strings.Join(dead, " and "))
@@ -39,7 +39,11 @@ func (cp *ControlPlane) crashed() error {
 
 // processRunning reports whether a child of this process called name runs
 // with dir on its command line (envtest gives each process its own folder).
-func processRunning(name, dir string) bool {
+func processRunning(name, dir string) bool { return childPID(name, dir) != 0 }
+
+// childPID returns the process ID of the running child of this process
+// called name with dir on its command line, or 0 if there is none.
+func childPID(name, dir string) int {
 	self := os.Getpid()
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
@@ -51,11 +55,55 @@ func processRunning(name, dir string) bool {
 		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
 			continue
 		}
-		if _, ppid, err := procStatus(atoi(filepath.Base(p))); err == nil && ppid == self && !zombie(p) {
-			return true
+		pid := atoi(filepath.Base(p))
+		if _, ppid, err := procStatus(pid); err == nil && ppid == self && !zombie(p) {
+			return pid
 		}
 	}
-	return false
+	return 0
+}
+
+// killProcesses sends SIGKILL to kube-apiserver's and etcd's process
+// groups (envtest starts each in a group of its own). envtest's Stop then
+// finds them exited, reaps them and removes their folders.
+func (cp *ControlPlane) killProcesses() {
+	for name, dir := range cp.processDirs() {
+		if pid := childPID(name, dir); pid != 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// processDirs maps each control-plane process to the folder that names it
+// on its command line.
+func (cp *ControlPlane) processDirs() map[string]string {
+	dirs := map[string]string{}
+	if dir := cp.env.ControlPlane.APIServer.CertDir; dir != "" {
+		dirs["kube-apiserver"] = dir
+	}
+	if dir := cp.env.ControlPlane.Etcd.DataDir; dir != "" {
+		dirs["etcd"] = dir
+	}
+	return dirs
+}
+
+// closeInheritedFiles marks every file this process inherited beyond
+// stdin, stdout and stderr close-on-exec, so that kube-apiserver and etcd
+// do not inherit them in turn. A parent that waits for such a file to
+// close (a fuzzing coordinator reading its worker's pipe, a shell reading a
+// command substitution) would otherwise wait for the control plane too,
+// even after this process has gone. Go opens its own files close-on-exec,
+// so only inherited ones change.
+func closeInheritedFiles() {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return // not Linux: nothing to learn the open files from
+	}
+	for _, e := range entries {
+		if fd := atoi(e.Name()); fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 func zombie(procDir string) bool {

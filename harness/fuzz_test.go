@@ -38,7 +38,7 @@ func FuzzScript(f *testing.F) {
 		if err := checkArchive("fuzz.txtar", []byte(script)); err != nil {
 			// RunFiles refuses it the same way; txtar.Parse, used below to
 			// filter the script, would panic on it.
-			res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{writeScript(t, script)}})
+			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{writeScript(t, script)}})
 			if len(res) != 1 || res[0].Passed || !strings.Contains(res[0].Log, "malformed file marker") {
 				t.Fatalf("a malformed archive was not refused: %+v", res)
 			}
@@ -52,7 +52,7 @@ func FuzzScript(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		res := RunFiles(ctx, cp, ScriptOptions{Files: []string{file}, HookTimeout: 2 * time.Second})
+		res := RunFiles(ctx, controlPlane(t), ScriptOptions{Files: []string{file}, HookTimeout: 2 * time.Second})
 		if len(res) != 1 {
 			t.Fatalf("want one result, got %d", len(res))
 		}

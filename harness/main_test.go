@@ -5,29 +5,56 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 )
 
-// cp is the control plane the harness's own tests share.
-var cp *ControlPlane
+// The control plane the harness's own tests share starts on first use, so
+// that a run needing none (a fuzzing coordinator, whose workers do the
+// fuzzing, or a run of pure-logic tests) starts none.
+var (
+	cpOnce sync.Once
+	cp     *ControlPlane
+	cpErr  error
+	cpOpts []StartOption
+)
+
+// controlPlane returns the shared control plane, starting it the first
+// time; a failed start fails tb.
+func controlPlane(tb testing.TB) *ControlPlane {
+	tb.Helper()
+	if err := startShared(); err != nil {
+		tb.Fatalf("start the shared control plane: %v", err)
+	}
+	return cp
+}
+
+func startShared() error {
+	cpOnce.Do(func() { cp, cpErr = StartControlPlane(context.Background(), cpOpts...) })
+	return cpErr
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	var opts []StartOption
 	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
-		// The fuzzing coordinator stops its workers with SIGINT and
-		// expects them to return from m.Run, not to exit on their own.
-		opts = append(opts, WithoutSignalHandler())
-	}
-	var err error
-	cp, err = StartControlPlane(context.Background(), opts...)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "harness: %v\n", err)
-		os.Exit(1)
+		// The coordinator stops a worker by closing its input, then
+		// sends SIGINT a second later and SIGKILL a second after that:
+		// too soon for the API server's graceful stop. A worker's
+		// control plane holds nothing worth a graceful stop.
+		cpOpts = append(cpOpts, WithKillOnStop())
+		// A worker starts it before it answers the coordinator, so that
+		// a failed start stops the fuzzing run instead of being recorded
+		// as a crash of whatever input the worker was given first.
+		if err := startShared(); err != nil {
+			fmt.Fprintf(os.Stderr, "harness: %v\n", err)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
-	if err := cp.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "harness: stop control plane: %v\n", err)
+	if cp != nil {
+		if err := cp.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "harness: stop control plane: %v\n", err)
+		}
 	}
 	os.Exit(code)
 }

@@ -15,6 +15,7 @@ import (
 // TestLoopbackAndAuthentication checks that the API server listens on
 // loopback only and refuses a client that does not authenticate.
 func TestLoopbackAndAuthentication(t *testing.T) {
+	cp := controlPlane(t)
 	u, err := url.Parse(cp.admin.Host)
 	assert.NilError(t, err)
 	host, _, err := net.SplitHostPort(u.Host)
@@ -37,6 +38,7 @@ func TestLoopbackAndAuthentication(t *testing.T) {
 // token appears in the trace, the timeline, the Mermaid and JSON renderings,
 // the failure output, or the control plane's logs.
 func TestNoSecretsInOutput(t *testing.T) {
+	cp := controlPlane(t)
 	file := webAppScript(t, "failing.txtar", `# fails on purpose
 create webapp.yaml
 on after controller get deployments/web 1st: annotate bob deployments/web team=blue

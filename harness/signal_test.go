@@ -15,6 +15,7 @@ func TestSignalTarget(t *testing.T) {
 	if os.Getenv("RACEKIT_SIGNAL_TARGET") != "1" {
 		t.Skip("run by cmd/racekit's leak tests only")
 	}
+	controlPlane(t)
 	fmt.Println("ready")
 	select {}
 }

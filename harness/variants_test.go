@@ -36,7 +36,7 @@ func TestTeachingVariantScripts(t *testing.T) {
 			_, ok = sections["bug"]
 			assert.Assert(t, ok, "%s has no bug section", file)
 
-			res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{file}, Bug: sections["bug"]})
+			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, Bug: sections["bug"]})
 			assert.Equal(t, len(res), 1)
 			out := res[0].Log
 			assert.Assert(t, !res[0].Passed, "the script passed, but it must fail; output:\n%s", out)

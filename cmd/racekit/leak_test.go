@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"gotest.tools/v3/assert"
 )
@@ -20,7 +22,8 @@ import (
 // with a TMPDIR of their own, and check that when each has exited no
 // kube-apiserver or etcd started from that TMPDIR is alive and nothing is
 // left in it: after a passing run, a failing scenario, a panic inside a
-// scenario command, and an interrupt (SIGINT) to racekit run and to go test.
+// scenario command, an interrupt (SIGINT) to racekit run and to go test,
+// and the end of a fuzzing run.
 
 var (
 	buildOnce sync.Once
@@ -120,13 +123,13 @@ func readUntil(t *testing.T, r *bufio.Reader, want string) string {
 	}
 }
 
-// exitCode returns cmd's exit code. The output reaching EOF, which callers
-// wait for, means Wait has returned.
-func exitCode(cmd *exec.Cmd) int {
+// status returns how cmd ended, as "exit status 1" or "signal: interrupt".
+// The output reaching EOF, which callers wait for, means Wait has returned.
+func status(cmd *exec.Cmd) string {
 	if cmd.ProcessState == nil {
-		return -1
+		return "still running"
 	}
-	return cmd.ProcessState.ExitCode()
+	return cmd.ProcessState.String()
 }
 
 func TestNoLeaks(t *testing.T) {
@@ -146,32 +149,56 @@ spec:
   image: nginx
 `), 0o644))
 
+	fuzzCache := t.TempDir()
+
+	// An interrupted process dies by the signal, after its cleanup, so that
+	// its parent knows it was interrupted: a shell reports status 130.
 	tests := []struct {
-		name     string
-		bin      string
-		dir      string // the folder to run in; the harness's tests read ../testdata
-		env      []string
-		args     []string
-		signalAt string // interrupt once this is printed
-		wantOut  string
-		wantCode int
-		readme   bool     // the output must contain the README's demo excerpt
-		alsoOut  []string // more that the output must contain
+		name       string
+		bin        string
+		dir        string // the folder to run in; the harness's tests read ../testdata
+		env        []string
+		args       []string
+		signalAt   string // interrupt once this is printed
+		wantOut    string
+		wantStatus string
+		readme     bool          // the output must contain the README's demo excerpt
+		alsoOut    []string      // more that the output must contain
+		bound      time.Duration // if set, how long the run may take before it counts as hung
 	}{
-		{name: "passing run", bin: racekit, args: []string{"run", "-v"}, wantOut: "PASS deployment_conflict", wantCode: 0, readme: true},
-		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantCode: 1,
+		{name: "passing run", bin: racekit, args: []string{"run", "-v"}, wantOut: "PASS deployment_conflict", wantStatus: "exit status 0", readme: true},
+		{name: "failing scenario", bin: racekit, args: []string{"run", failing}, wantOut: "FAIL failing", wantStatus: "exit status 1",
 			// The failure shows the go-cmp diff and the timeline rows.
 			alsoOut: []string{"field deployments/web spec.replicas 7", "(-want +got)", "\"7\",", "\"1\",", "ACTOR", "controller  create deployments/web"}},
 		{name: "panic in a scenario command", bin: harnessTest, dir: "../../harness", args: []string{"-test.run", "TestBadInput/command_panics", "-test.v"},
-			wantOut: "--- PASS: TestBadInput/command_panics", wantCode: 0},
+			wantOut: "--- PASS: TestBadInput/command_panics", wantStatus: "exit status 0"},
 		{name: "SIGINT to racekit run", bin: racekit, args: []string{"run"}, signalAt: "starting the control plane",
-			wantOut: "stopping the control plane", wantCode: 130},
+			wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
 		{name: "SIGINT to go test", bin: harnessTest, dir: "../../harness", env: []string{"RACEKIT_SIGNAL_TARGET=1"}, args: []string{"-test.run", "TestSignalTarget$", "-test.v"},
-			signalAt: "ready", wantOut: "stopping the control plane", wantCode: 130},
+			signalAt: "ready", wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
+		// The fuzzing coordinator stops each worker, and each worker its
+		// control plane, once -fuzztime is spent; the run must then return.
+		// It runs as make fuzz does, through go test, which builds the
+		// coverage instrumentation in; one worker and a few executions
+		// past the seed corpus keep it short. A corpus cache of its own
+		// keeps the user's out of it.
+		{name: "fuzzing run", bin: "go", dir: "../../harness", args: []string{"test", "-run", "^$", "-fuzz", "FuzzScript$",
+			"-fuzztime", "70x", "-parallel", "1", "-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + fuzzCache},
+			wantOut: "PASS", wantStatus: "exit status 0", alsoOut: []string{"now fuzzing with 1 workers"}, bound: 3 * time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd, out, tmp := start(t, tc.bin, tc.dir, tc.env, tc.args...)
+			var hung atomic.Bool
+			if tc.bound > 0 {
+				// A guard against a hang, not a speed target: the run
+				// takes a fraction of the bound.
+				guard := time.AfterFunc(tc.bound, func() {
+					hung.Store(true)
+					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				})
+				defer guard.Stop()
+			}
 			var seen string
 			if tc.signalAt != "" {
 				seen = readUntil(t, out, tc.signalAt)
@@ -179,8 +206,12 @@ spec:
 			}
 			rest, _ := io.ReadAll(out) // until the process has exited
 			seen += string(rest)
+			if hung.Load() {
+				procs, _ := leftovers(t, tmp)
+				t.Fatalf("still running after %v: killed it; left running:\n%s\noutput:\n%s", tc.bound, strings.Join(procs, "\n"), seen)
+			}
 			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
-			assert.Equal(t, exitCode(cmd), tc.wantCode, "output:\n%s", seen)
+			assert.Equal(t, status(cmd), tc.wantStatus, "output:\n%s", seen)
 			for _, want := range tc.alsoOut {
 				assert.Assert(t, strings.Contains(seen, want), "want %q in the output:\n%s", want, seen)
 			}

@@ -94,7 +94,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit run: %v\n", err)
 		return exitFail
 	}
-	defer cp.Close() // waits for an interrupt handler to exit 130
+	defer cp.Close() // waits for an interrupt handler to end the process
 	files, cleanup, err := scenarioFiles(fl.Args(), false)
 	cp.OnInterrupt(cleanup) // an interrupt exits without running defers
 	defer cleanup()
