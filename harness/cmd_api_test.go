@@ -82,17 +82,17 @@ func TestHistoryCompactionNamesHolders(t *testing.T) {
 
 func TestWatchNextIsBounded(t *testing.T) {
 	w := &watchStream{name: "w", events: make(chan watchEvent), wait: 20 * time.Millisecond}
-	_, _, err := w.next()
+	_, _, err := w.next(context.Background())
 	assert.ErrorContains(t, err, "no event within 20ms")
 
 	w.events = make(chan watchEvent, 1)
 	w.events <- watchEvent{Type: "ERROR", Object: map[string]any{"kind": "Status", "code": int64(410), "reason": "Expired", "message": "too old"}}
 	close(w.events)
-	e, open, err := w.next()
+	e, open, err := w.next(context.Background())
 	assert.NilError(t, err)
 	assert.Assert(t, open)
 	assert.Equal(t, e.summary(), "ERROR 410 Expired: too old")
-	_, open, err = w.next()
+	_, open, err = w.next(context.Background())
 	assert.NilError(t, err)
 	assert.Assert(t, !open)
 	assert.Equal(t, w.history(), "ERROR 410 Expired: too old, END")

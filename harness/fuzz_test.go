@@ -50,7 +50,12 @@ func FuzzScript(f *testing.F) {
 		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		// Go's fuzzing worker takes an input that runs for 10 s as hung
+		// and dies ("deadlocked!"), leaving its control plane behind. A
+		// script may wait on purpose (next waits 10 s for a watch event
+		// that a mutated script never causes), so each input ends at 5 s;
+		// a command that ignores the context still shows up as a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		res := RunFiles(ctx, controlPlane(t), ScriptOptions{Files: []string{file}, HookTimeout: 2 * time.Second})
 		if len(res) != 1 {

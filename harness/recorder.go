@@ -58,6 +58,17 @@ type Recorder struct {
 	mu      sync.Mutex
 	entries []Entry
 	seq     int
+	// inflight counts the exchanges sent and not yet answered.
+	inflight int
+}
+
+// quiet returns the number of exchanges recorded so far and whether none
+// is waiting for its answer. Two equal answers with nothing in flight mean
+// that no actor touched the API server in between.
+func (r *Recorder) quiet() (seq int, idle bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq, r.inflight == 0
 }
 
 // Wrap returns a function for rest.Config.Wrap that records every exchange
@@ -94,8 +105,16 @@ func (r *Recorder) add(x *Exchange) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
+	r.inflight++
 	x.Seq = r.seq
 	r.entries = append(r.entries, Entry{Exchange: x})
+}
+
+// answered marks an exchange that add recorded as no longer in flight.
+func (r *Recorder) answered() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.inflight--
 }
 
 // update applies f to x under the recorder's lock, since Trace may copy x
@@ -130,6 +149,7 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	x.Start = time.Now()
 	t.rec.add(x)
+	defer t.rec.answered()
 
 	resp, err := t.next.RoundTrip(req)
 	elapsed := time.Since(x.Start)

@@ -228,8 +228,8 @@ func (w *watchStream) decode(ctx context.Context, body io.ReadCloser) {
 }
 
 // next returns the next event, or ok false when the stream has ended. It
-// waits at most w.wait.
-func (w *watchStream) next() (e watchEvent, ok bool, err error) {
+// waits at most w.wait, and not past ctx.
+func (w *watchStream) next(ctx context.Context) (e watchEvent, ok bool, err error) {
 	timer := time.NewTimer(w.wait)
 	defer timer.Stop()
 	select {
@@ -242,6 +242,8 @@ func (w *watchStream) next() (e watchEvent, ok bool, err error) {
 		return e, true, nil
 	case <-timer.C:
 		return e, false, fmt.Errorf("no event within %v", w.wait)
+	case <-ctx.Done():
+		return e, false, fmt.Errorf("no event before the scenario's end: %w", ctx.Err())
 	}
 }
 
@@ -261,7 +263,7 @@ func runNext(sc *Scenario, inv Invocation) error {
 		return usageErr("no watch %q is open%s; start one with watch ACTOR RESOURCE %s", name, suggest(name, sc.watchNames()), name)
 	}
 	want := strings.Join(inv.Args[1:], " ")
-	e, open, err := w.next()
+	e, open, err := w.next(sc.ctx)
 	if err != nil {
 		return fmt.Errorf("watch %s: waiting for %s: %w; read so far: %s", name, want, err, w.history())
 	}
