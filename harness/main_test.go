@@ -7,6 +7,9 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // The control plane the harness's own tests share starts on first use, so
@@ -36,6 +39,9 @@ func startShared() error {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// envtest logs through controller-runtime's logger; unset, it warns on
+	// stderr after 30 s, in the middle of the benchmark lines.
+	ctrllog.SetLogger(logr.Discard())
 	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
 		// The coordinator stops a worker by closing its input, then
 		// sends SIGINT a second later and SIGKILL a second after that:

@@ -8,7 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/rogpeppe/go-internal/testscript"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/racekit/racekit/harness"
 )
@@ -20,6 +22,9 @@ var cp *harness.ControlPlane
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// envtest logs through controller-runtime's logger; unset, it warns on
+	// stderr after 30 s, in the middle of the benchmark lines.
+	ctrllog.SetLogger(logr.Discard())
 	var err error
 	cp, err = harness.StartControlPlane(context.Background())
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/racekit/racekit/controller"
 	"github.com/racekit/racekit/controller/registry"
@@ -136,6 +137,9 @@ func runController(args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background().WithName("controller"))
+	// controller-runtime's client logs the API server's warnings through
+	// its own logger: send them where the controller's log goes.
+	ctrllog.SetLogger(klog.Background())
 	if err := controller.Run(ctx, cfg, opts); err != nil {
 		fmt.Fprintf(stderr, "racekit controller: %v\n", err)
 		return exitFail

@@ -137,7 +137,9 @@ terminal.
   ` + "`update ACTOR SNAP`" + ` sends it back with the resourceVersion it was read at.
 - **Assertions** read the wire (` + "`conflicts`, `wire`" + `) or the server's
   current state (` + "`field`, `annotation`, `condition`" + `). Reads made for
-  assertions are not recorded.
+  assertions are not recorded. A run of assertions on one object shares one
+  read: any other command, or any request an actor sends, makes the next
+  assertion read again.
 - **Traces.** ` + "`trace`" + ` prints the normalized trace (resourceVersions and
   UIDs become rv1, uid1, ... in order of first appearance);
   ` + "`cmp stdout trace.golden`" + ` compares it with the golden section, and

@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/term"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
@@ -42,6 +44,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	// SIGPIPE with signal.Notify would be wrong: the kernel raises it for
 	// every broken pipe or socket, not only standard output.)
 	signal.Ignore(syscall.SIGPIPE)
+	// envtest logs through controller-runtime's logger, which would
+	// otherwise warn that it was never set; a workshop needs neither.
+	ctrllog.SetLogger(logr.Discard())
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	verbose := fl.Bool("v", false, "print every scenario's timeline")
