@@ -3,11 +3,13 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -39,6 +41,9 @@ type ControlPlane struct {
 	dynamic dynamic.Interface
 	mapper  meta.RESTMapper
 	logs    *tail
+	// root is the folder that holds etcd's data and the API server's
+	// certificates (root.go).
+	root string
 
 	mu      sync.Mutex
 	users   map[string]*rest.Config
@@ -125,24 +130,29 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	if err != nil {
 		return nil, err
 	}
+	root, err := newRoot()
+	if err != nil {
+		return nil, err
+	}
 	logs := newTail(64 << 10)
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
 		ControlPlane: envtest.ControlPlane{
-			APIServer: &envtest.APIServer{Out: logs.prefixed("kube-apiserver"), Err: logs.prefixed("kube-apiserver")},
-			Etcd:      &envtest.Etcd{Out: logs.prefixed("etcd"), Err: logs.prefixed("etcd")},
+			APIServer: &envtest.APIServer{CertDir: filepath.Join(root, "kube-apiserver"), Out: logs.prefixed("kube-apiserver"), Err: logs.prefixed("kube-apiserver")},
+			Etcd:      &envtest.Etcd{DataDir: filepath.Join(root, "etcd"), Out: logs.prefixed("etcd"), Err: logs.prefixed("etcd")},
 		},
 	}
 	configureAPIServer(env.ControlPlane.APIServer)
-	cp := &ControlPlane{env: env, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill}
+	cp := &ControlPlane{env: env, root: root, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill}
 	cp.starting.Lock()
 	if !cfg.noSignals {
 		stopOnSignal(cp)
 	}
 	closeInheritedFiles()
 	_, err = env.Start()
+	cp.noteServingCertDir()
 	cp.starting.Unlock()
 	if err != nil {
 		_ = cp.Stop()
@@ -205,7 +215,7 @@ func (cp *ControlPlane) Stop() error {
 		if cp.kill {
 			cp.killProcesses()
 		}
-		cp.err = cp.env.Stop()
+		cp.err = errors.Join(cp.env.Stop(), os.RemoveAll(cp.root))
 	})
 	return cp.err
 }

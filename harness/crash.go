@@ -1,10 +1,8 @@
 package harness
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -44,20 +42,9 @@ func processRunning(name, dir string) bool { return childPID(name, dir) != 0 }
 // childPID returns the process ID of the running child of this process
 // called name with dir on its command line, or 0 if there is none.
 func childPID(name, dir string) int {
-	self := os.Getpid()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		comm, err := os.ReadFile(filepath.Join(p, "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != name {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(p, "cmdline"))
-		if err != nil || !bytes.Contains(cmdline, []byte(dir)) {
-			continue
-		}
-		pid := atoi(filepath.Base(p))
-		if _, ppid, err := procStatus(pid); err == nil && ppid == self && !zombie(p) {
-			return pid
+	for _, c := range controlPlaneChildren() {
+		if c.comm == name && slices.ContainsFunc(c.args, func(a string) bool { return strings.Contains(a, dir) }) {
+			return c.pid
 		}
 	}
 	return 0
@@ -85,44 +72,4 @@ func (cp *ControlPlane) processDirs() map[string]string {
 		dirs["etcd"] = dir
 	}
 	return dirs
-}
-
-// closeInheritedFiles marks every file this process inherited beyond
-// stdin, stdout and stderr close-on-exec, so that kube-apiserver and etcd
-// do not inherit them in turn. A parent that waits for such a file to
-// close (a fuzzing coordinator reading its worker's pipe, a shell reading a
-// command substitution) would otherwise wait for the control plane too,
-// even after this process has gone. Go opens its own files close-on-exec,
-// so only inherited ones change.
-func closeInheritedFiles() {
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return // not Linux: nothing to learn the open files from
-	}
-	for _, e := range entries {
-		if fd := atoi(e.Name()); fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
-}
-
-func zombie(procDir string) bool {
-	stat, err := os.ReadFile(filepath.Join(procDir, "stat"))
-	if err != nil {
-		return true
-	}
-	// The state follows the command name in parentheses.
-	s := string(stat)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] == 'Z'
-	}
-	return false
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, r := range s {
-		n = n*10 + int(r-'0')
-	}
-	return n
 }

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -41,7 +40,7 @@ func init() {
 		Name: "test-kill-apiserver", Group: "setup", MinArgs: 0, MaxArgs: 0, Hookable: true,
 		Summary: "kill the API server of the crash test's control plane (tests only)",
 		Run: func(sc *Scenario, _ Invocation) error {
-			pid := findChild("kube-apiserver", killTarget.env.ControlPlane.APIServer.CertDir)
+			pid := childPID("kube-apiserver", killTarget.env.ControlPlane.APIServer.CertDir)
 			if pid == 0 {
 				return os.ErrNotExist
 			}
@@ -50,16 +49,4 @@ func init() {
 			return syscall.Kill(pid, syscall.SIGKILL)
 		},
 	})
-}
-
-func findChild(name, dir string) int {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		comm, _ := os.ReadFile(filepath.Join(p, "comm"))
-		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
-		if strings.TrimSpace(string(comm)) == name && strings.Contains(string(cmdline), dir) {
-			return atoi(filepath.Base(p))
-		}
-	}
-	return 0
 }

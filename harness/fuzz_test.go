@@ -35,6 +35,11 @@ func FuzzScript(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, script string) {
+		if os.Getenv("RACEKIT_FUZZ_CRASH") == "1" {
+			// For cmd/racekit's leak tests: a worker that dies the way a
+			// crash does, without its cleanup.
+			os.Exit(3)
+		}
 		if err := checkArchive("fuzz.txtar", []byte(script)); err != nil {
 			// RunFiles refuses it the same way; txtar.Parse, used below to
 			// filter the script, would panic on it.

@@ -42,7 +42,16 @@ func TestMain(m *testing.M) {
 	// envtest logs through controller-runtime's logger; unset, it warns on
 	// stderr after 30 s, in the middle of the benchmark lines.
 	ctrllog.SetLogger(logr.Discard())
-	if f := flag.Lookup("test.fuzzworker"); f != nil && f.Value.String() == "true" {
+	var reap func() error
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" && !fuzzWorker() {
+		// A fuzzing coordinator: a worker that crashes leaves its control
+		// plane behind, which becomes the coordinator's to end.
+		var err error
+		if reap, err = AdoptOrphans(); err != nil {
+			fmt.Fprintf(os.Stderr, "harness: %v\n", err)
+		}
+	}
+	if fuzzWorker() {
 		// The coordinator stops a worker by closing its input, then
 		// sends SIGINT a second later and SIGKILL a second after that:
 		// too soon for the API server's graceful stop. A worker's
@@ -62,5 +71,15 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "harness: stop control plane: %v\n", err)
 		}
 	}
+	if reap != nil {
+		if err := reap(); err != nil {
+			fmt.Fprintf(os.Stderr, "harness: stop crashed workers' control planes: %v\n", err)
+		}
+	}
 	os.Exit(code)
+}
+
+func fuzzWorker() bool {
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -21,26 +20,8 @@ func PeakRSS() (map[string]int64, error) {
 		return nil, err
 	}
 	out["self"] = hwm
-	dirs, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(filepath.Base(d))
-		if err != nil || pid == self {
-			continue
-		}
-		hwm, ppid, err := procStatus(pid)
-		if err != nil || ppid != self {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join(d, "comm"))
-		if err != nil {
-			continue
-		}
-		if name := strings.TrimSpace(string(comm)); name == "kube-apiserver" || name == "etcd" {
-			out[name] = max(out[name], hwm)
-		}
+	for _, c := range controlPlaneChildren() {
+		out[c.comm] = max(out[c.comm], c.peakRSS)
 	}
 	return out, nil
 }

@@ -23,7 +23,7 @@ import (
 // kube-apiserver or etcd started from that TMPDIR is alive and nothing is
 // left in it: after a passing run, a failing scenario, a panic inside a
 // scenario command, an interrupt (SIGINT) to racekit run and to go test,
-// and the end of a fuzzing run.
+// the end of a fuzzing run, and a fuzzing worker that crashes.
 
 var (
 	buildOnce sync.Once
@@ -185,6 +185,11 @@ spec:
 		{name: "fuzzing run", bin: "go", dir: "../../harness", args: []string{"test", "-run", "^$", "-fuzz", "FuzzScript$",
 			"-fuzztime", "70x", "-parallel", "1", "-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + fuzzCache},
 			wantOut: "PASS", wantStatus: "exit status 0", alsoOut: []string{"now fuzzing with 1 workers"}, bound: 3 * time.Minute},
+		// A worker that crashes cannot stop its control plane; the
+		// coordinator adopts the orphans and ends them after the run.
+		{name: "fuzzing worker crashes", bin: "go", dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: []string{"test", "-run", "^$", "-fuzz", "FuzzScript$",
+			"-fuzztime", "70x", "-parallel", "1", "-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + fuzzCache},
+			wantOut: "fuzzing process hung or terminated unexpectedly: exit status 3", wantStatus: "exit status 1", bound: 3 * time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,63 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A control plane keeps what it writes under one root folder, so that
+// whoever finds its processes orphaned can remove it all: etcd's data in
+// ROOT/etcd and the API server's certificates in ROOT/kube-apiserver.
+// envtest also writes webhook serving certificates into a folder of its own
+// in the temporary directory, which it cannot be told to put elsewhere;
+// ROOT/elsewhere names it.
+const (
+	rootPrefix    = "racekit-controlplane-"
+	elsewhereFile = "elsewhere"
+)
+
+// newRoot creates a control plane's root folder and the folders envtest
+// expects inside it.
+func newRoot() (string, error) {
+	root, err := os.MkdirTemp("", rootPrefix)
+	if err != nil {
+		return "", fmt.Errorf("control plane folder: %w", err)
+	}
+	for _, d := range []string{"etcd", "kube-apiserver"} {
+		if err := os.Mkdir(filepath.Join(root, d), 0o700); err != nil {
+			os.RemoveAll(root)
+			return "", fmt.Errorf("control plane folder: %w", err)
+		}
+	}
+	return root, nil
+}
+
+// noteServingCertDir records, in the root, the folder envtest made for the
+// webhook serving certificates.
+func (cp *ControlPlane) noteServingCertDir() {
+	if dir := cp.env.WebhookInstallOptions.LocalServingCertDir; dir != "" {
+		_ = os.WriteFile(filepath.Join(cp.root, elsewhereFile), []byte(dir), 0o600)
+	}
+}
+
+// removeRoot removes a control plane's root, found from a folder of one of
+// its processes, and the folder its elsewhere file names. It refuses a
+// folder that is not inside a control plane's root, so that a stray process
+// cannot make it remove something else.
+func removeRoot(processDir string) error {
+	root := filepath.Dir(processDir)
+	if !strings.HasPrefix(filepath.Base(root), rootPrefix) {
+		return fmt.Errorf("%s is not in a racekit control plane's folder", processDir)
+	}
+	var errs []error
+	if b, err := os.ReadFile(filepath.Join(root, elsewhereFile)); err == nil {
+		if dir := string(b); strings.HasPrefix(filepath.Base(dir), "envtest-serving-certs-") {
+			errs = append(errs, os.RemoveAll(dir))
+		}
+	}
+	errs = append(errs, os.RemoveAll(root))
+	return errors.Join(errs...)
+}
