@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Trace is a scenario's recording: exchanges in the order they were sent,
@@ -51,6 +52,12 @@ type symbols struct {
 	names  map[string]string
 }
 
+// known returns the symbol of v if v has one, without giving it one.
+func (s *symbols) known(v string) (string, bool) {
+	n, ok := s.names[v]
+	return n, ok
+}
+
 func (s *symbols) name(v string) string {
 	if v == "" {
 		return ""
@@ -89,10 +96,27 @@ type Row struct {
 // Mermaid, JSON) starts from these rows, so they agree.
 func (t Trace) Rows() []Row {
 	rvs, uids := &symbols{prefix: "rv"}, &symbols{prefix: "uid"}
+	history := map[string]bool{} // list and watch resourceVersions seen
 	rows := make([]Row, 0, len(t))
 	for _, e := range t {
 		if e.Hook != nil {
 			h := *e.Hook
+			// An action's arguments come expanded: $RV or $UID in the
+			// script shows here as the raw value. Values the trace has
+			// already named get their names, so the line reads the same
+			// on every run.
+			h.Action = replaceWords(h.Action, func(w string) string {
+				if n, ok := rvs.known(w); ok {
+					return n
+				}
+				if n, ok := uids.known(w); ok {
+					return n
+				}
+				if history[w] {
+					return historyRV(w)
+				}
+				return w
+			})
 			rows = append(rows, Row{Hook: &h})
 			continue
 		}
@@ -101,6 +125,7 @@ func (t Trace) Rows() []Row {
 			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err}
 		if x.Verb == "list" || x.Verb == "watch" {
 			r.SentRV, r.GotRV = historyRV(x.SentRV), historyRV(x.GotRV)
+			history[x.SentRV], history[x.GotRV] = true, true
 		} else {
 			r.SentRV, r.GotRV = rvs.name(x.SentRV), rvs.name(x.GotRV)
 		}
@@ -111,6 +136,31 @@ func (t Trace) Rows() []Row {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// replaceWords returns s with each word (a run of letters, digits and
+// dashes, which holds a whole resourceVersion or UID) replaced by f(word).
+func replaceWords(s string, f func(string) string) string {
+	var b strings.Builder
+	word := func(r rune) bool {
+		return r == '-' || unicode.IsLetter(r) || unicode.IsDigit(r)
+	}
+	for len(s) > 0 {
+		i := strings.IndexFunc(s, word)
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i:]
+		j := strings.IndexFunc(s, func(r rune) bool { return !word(r) })
+		if j < 0 {
+			j = len(s)
+		}
+		b.WriteString(f(s[:j]))
+		s = s[j:]
+	}
+	return b.String()
 }
 
 // historyRV renders a resourceVersion that a list or a watch sends or

@@ -92,3 +92,29 @@ func TestSentVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestHookActionValues checks that the raw resourceVersions and UIDs that a
+// hook's action carries (a script's $RV or $UID, expanded) render as the
+// symbols the trace has given them, whole words only.
+func TestHookActionValues(t *testing.T) {
+	create := exchange(1, "setup", "create", "webapps", "web", "", 201, "Created", "1041")
+	create.Exchange.GotUID = "6f1c2a3e-0d4b-4c55-9e1a-2b7f00c0ffee"
+	list := exchange(2, "alice", "list", "webapps", "", "", 200, "OK", "1077")
+	tests := []struct {
+		action, want string
+	}{
+		{"update bob snap resourceVersion=1041", "update bob snap resourceVersion=rv1"},
+		{"delete bob webapps/web uid=6f1c2a3e-0d4b-4c55-9e1a-2b7f00c0ffee", "delete bob webapps/web uid=uid1"},
+		{"watch bob webapps w resourceVersion=1077", "watch bob webapps w resourceVersion=rv*"},
+		{"scale bob webapps/web 10410", "scale bob webapps/web 10410"}, // not a value: a longer word
+		{"scale bob webapps/web 3", "scale bob webapps/web 3"},
+		{"annotate bob webapps/web note=x1041", "annotate bob webapps/web note=x1041"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.action, func(t *testing.T) {
+			tr := Trace{create, list, {Hook: &HookFiring{ID: 1, Trigger: "after alice list webapps 1st", Action: tc.action}}}
+			rows := tr.Rows()
+			assert.Equal(t, rows[2].Hook.Action, tc.want)
+		})
+	}
+}

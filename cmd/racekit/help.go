@@ -141,7 +141,9 @@ terminal.
   read: any other command, or any request an actor sends, makes the next
   assertion read again.
 - **Traces.** ` + "`trace`" + ` prints the normalized trace (resourceVersions and
-  UIDs become rv1, uid1, ... in order of first appearance);
+  UIDs become rv1, uid1, ... in order of first appearance; in a hook's
+  action, whose arguments arrive with ` + "`$VARS`" + ` expanded, a value the trace
+  has already named shows as its symbol, and a list's or watch's as rv*);
   ` + "`cmp stdout trace.golden`" + ` compares it with the golden section, and
   ` + "`go test ./scenarios -update`" + ` rewrites that section.
 
