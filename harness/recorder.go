@@ -60,6 +60,8 @@ type Recorder struct {
 	seq     int
 	// inflight counts the exchanges sent and not yet answered.
 	inflight int
+	// objects holds what the trace says of each object (latest.go).
+	objects map[objectKey]*latest
 }
 
 // quiet returns the number of exchanges recorded so far and whether none
@@ -101,28 +103,31 @@ func (r *Recorder) Trace() Trace {
 	return out
 }
 
-func (r *Recorder) add(x *Exchange) {
+// add records x, sent as req, as in flight.
+func (r *Recorder) add(x *Exchange, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
 	r.inflight++
 	x.Seq = r.seq
 	r.entries = append(r.entries, Entry{Exchange: x})
+	if key, ok := objectKeyOf(req, x); ok {
+		r.sent(key, x)
+	}
 }
 
-// answered marks an exchange that add recorded as no longer in flight.
-func (r *Recorder) answered() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.inflight--
-}
-
-// update applies f to x under the recorder's lock, since Trace may copy x
-// while its response is still arriving.
-func (r *Recorder) update(f func()) {
+// answer completes x, which add recorded: f fills in the answer under the
+// recorder's lock, since Trace may copy x meanwhile. code and body are the
+// answer's status and body (0 and nil when there was none, or it was not
+// read); they tell what the object now holds.
+func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte, f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f()
+	r.inflight--
+	if key, ok := objectKeyOf(req, x); ok {
+		r.answeredAbout(key, x, req, code, body)
+	}
 }
 
 type recordingTransport struct {
@@ -148,27 +153,30 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		}
 	}
 	x.Start = time.Now()
-	t.rec.add(x)
-	defer t.rec.answered()
+	t.rec.add(x, req)
 
 	resp, err := t.next.RoundTrip(req)
-	elapsed := time.Since(x.Start)
 	if err != nil {
-		t.rec.update(func() { x.Duration, x.Err = elapsed, err.Error() })
+		elapsed := time.Since(x.Start)
+		t.rec.answer(x, req, 0, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
 		return nil, err
 	}
 	var got response
+	var body []byte
 	if x.Verb != "watch" {
-		body, err := io.ReadAll(resp.Body)
+		body, err = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if err != nil {
+			elapsed := time.Since(x.Start)
+			t.rec.answer(x, req, 0, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
 		_ = json.Unmarshal(body, &got) // a body that is not JSON leaves got empty
 	}
-	t.rec.update(func() {
-		x.Duration = time.Since(x.Start)
+	elapsed := time.Since(x.Start)
+	t.rec.answer(x, req, resp.StatusCode, body, func() {
+		x.Duration = elapsed
 		x.Code = resp.StatusCode
 		if got.Kind == "Status" && resp.StatusCode >= 300 {
 			x.Reason, x.Message = got.Reason, got.Message

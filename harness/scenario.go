@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,6 +90,9 @@ type Scenario struct {
 	// reads are the objects the harness read for assertions since the
 	// last command that was not an assertion (read).
 	reads map[string]cachedRead
+	// verifyReads checks each read answered from the trace against a GET
+	// (ScriptOptions.VerifyReads).
+	verifyReads bool
 }
 
 // cachedRead is an object as a harness read returned it, and the
@@ -312,15 +316,30 @@ func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
 	return a.Dynamic.Resource(r.gvr)
 }
 
-// read GETs r as the harness itself, outside the recording: assertions must
-// not change the trace they check.
+// read returns r as the API server holds it, for assertions, outside the
+// recording: assertions must not change the trace they check.
 //
-// A run of assertions on one object shares one GET: read answers from the
-// last read of r when no command other than an assertion has run since,
-// no actor has sent a request since, and none is in flight. Nothing else
-// writes to a scenario's namespace, so the object is still what the server
-// holds; the flagship's closing assertions make two GETs instead of six.
+// Most of the time the trace already says: the last answer the server gave
+// about r (to a GET, a create, an update or a patch) is the object as
+// stored, and nothing has touched it since (Recorder.lastKnown). Otherwise
+// read sends a GET as the harness itself, and a run of assertions on one
+// object shares that GET: it is reused while no command other than an
+// assertion has run, no actor has sent a request and none is in flight.
+// With ScriptOptions.VerifyReads, every answer taken from the trace is
+// checked against a GET.
 func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
+	okey := objectKey{group: r.gvr.Group, resource: r.gvr.Resource, name: r.name}
+	if r.namespaced {
+		okey.namespace = sc.Namespace
+	}
+	if obj, ok := sc.rec.lastKnown(okey); ok {
+		if sc.verifyReads {
+			if err := sc.verify(r, obj); err != nil {
+				return nil, err
+			}
+		}
+		return obj, nil
+	}
 	key := r.gvr.String() + "/" + r.name
 	seq, idle := sc.rec.quiet()
 	sc.mu.Lock()
@@ -329,14 +348,7 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 	if ok && idle && c.seq == seq {
 		return c.obj.DeepCopy(), nil
 	}
-	cl := sc.admin.Resource(r.gvr)
-	var obj *unstructured.Unstructured
-	var err error
-	if r.namespaced {
-		obj, err = cl.Namespace(sc.Namespace).Get(sc.ctx, r.name, metav1.GetOptions{})
-	} else {
-		obj, err = cl.Get(sc.ctx, r.name, metav1.GetOptions{})
-	}
+	obj, err := sc.get(r)
 	if err != nil {
 		return nil, err
 	}
@@ -350,6 +362,27 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 		sc.mu.Unlock()
 	}
 	return obj, nil
+}
+
+// get GETs r as the harness itself.
+func (sc *Scenario) get(r ref) (*unstructured.Unstructured, error) {
+	cl := sc.admin.Resource(r.gvr)
+	if r.namespaced {
+		return cl.Namespace(sc.Namespace).Get(sc.ctx, r.name, metav1.GetOptions{})
+	}
+	return cl.Get(sc.ctx, r.name, metav1.GetOptions{})
+}
+
+// verify checks obj, the trace's copy of r, against a GET.
+func (sc *Scenario) verify(r ref, obj *unstructured.Unstructured) error {
+	fresh, err := sc.get(r)
+	if err != nil {
+		return fmt.Errorf("verify the trace's copy of %s: %w", r, err)
+	}
+	if diff := cmp.Diff(fresh.Object, obj.Object); diff != "" {
+		return fmt.Errorf("the trace's copy of %s differs from the API server's (-server +trace):\n%s", r, diff)
+	}
+	return nil
 }
 
 // forgetReads drops the reads kept for assertions; every command that is

@@ -30,6 +30,10 @@ type ScriptOptions struct {
 	Done func(sc *Scenario)
 	// HookTimeout bounds each hook action; zero means DefaultHookTimeout.
 	HookTimeout time.Duration
+	// VerifyReads makes every assertion that the trace answers (the
+	// server's last answer about the object) check that answer against a
+	// GET, and fail if they differ. It is for racekit's own tests.
+	VerifyReads bool
 	// Bug names the teaching variant (package controller/teaching) that
 	// every controller instance of every scenario runs instead of the
 	// production controller; "" runs the production controller. An unknown
@@ -72,6 +76,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 				return err
 			}
 			sc.bug = bug
+			sc.verifyReads = opts.VerifyReads
 			sc.hooks.Timeout = opts.HookTimeout
 			if sc.hooks.Timeout == 0 {
 				sc.hooks.Timeout = DefaultHookTimeout

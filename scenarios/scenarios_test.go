@@ -54,3 +54,11 @@ func TestScenarios(t *testing.T) {
 	}
 	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", UpdateScripts: *update}))
 }
+
+// TestReadsFromTheTrace runs the catalogue with every assertion that the
+// trace answers (the API server's last answer about the object) checked
+// against a GET: the two must agree everywhere, or the trace is no
+// substitute for the server.
+func TestReadsFromTheTrace(t *testing.T) {
+	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", VerifyReads: true}))
+}

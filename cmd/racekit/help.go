@@ -137,9 +137,11 @@ terminal.
   ` + "`update ACTOR SNAP`" + ` sends it back with the resourceVersion it was read at.
 - **Assertions** read the wire (` + "`conflicts`, `wire`" + `) or the server's
   current state (` + "`field`, `annotation`, `condition`" + `). Reads made for
-  assertions are not recorded. A run of assertions on one object shares one
-  read: any other command, or any request an actor sends, makes the next
-  assertion read again.
+  assertions are not recorded. The state usually comes from the trace
+  itself: the API server's last answer about the object (to a GET, a
+  create, an update or a patch), when nothing has touched the object since.
+  Otherwise (after a 409, a delete or a dry run, say) the harness GETs the
+  object, and a run of assertions on it shares that GET.
 - **Traces.** ` + "`trace`" + ` prints the normalized trace (resourceVersions and
   UIDs become rv1, uid1, ... in order of first appearance; in a hook's
   action, whose arguments arrive with ` + "`$VARS`" + ` expanded, a value the trace

@@ -1,0 +1,146 @@
+package harness
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// objectKey names one Kubernetes object: its API group, plural resource,
+// namespace ("" for cluster-scoped objects) and name.
+type objectKey struct {
+	group, resource, namespace, name string
+}
+
+// objectKeyOf returns the key of the object req addresses, and false for a
+// request that addresses no single Kubernetes object (a collection, or a
+// path outside the Kubernetes API, such as the registry's).
+func objectKeyOf(req *http.Request, x *Exchange) (objectKey, bool) {
+	if x.Name == "" || x.Resource == "" {
+		return objectKey{}, false
+	}
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	var group string
+	switch {
+	case len(parts) >= 2 && parts[0] == "api":
+	case len(parts) >= 3 && parts[0] == "apis":
+		group = parts[1]
+	default:
+		return objectKey{}, false
+	}
+	return objectKey{group: group, resource: x.Resource, namespace: x.Namespace, name: x.Name}, true
+}
+
+// latest is what the trace says an object holds: the body of the last
+// answer the API server gave about it, when that answer is known to be the
+// object as stored and nothing has touched the object since.
+//
+// The harness's assertions read it instead of sending a GET of their own
+// (Scenario.read). It is sound because every request to a scenario's
+// objects passes through the recorder, and nothing else writes them: the
+// control plane runs no controllers (no garbage collector, no namespace
+// controller) besides the scenario's own, whose calls are recorded too.
+type latest struct {
+	// inflight counts the object's exchanges that await their answers.
+	inflight int
+	// overlapped is set when an exchange was sent while another was in
+	// flight: their answers may then describe the object in either order.
+	overlapped bool
+	// body is the object as stored, or nil when unknown.
+	body []byte
+}
+
+// sent notes that x, about the object key, is on its way. Anything but a
+// GET may change the object, so what was known of it is no longer.
+func (r *Recorder) sent(key objectKey, x *Exchange) {
+	if r.objects == nil {
+		r.objects = map[objectKey]*latest{}
+	}
+	l := r.objects[key]
+	if l == nil {
+		l = &latest{}
+		r.objects[key] = l
+	}
+	if l.inflight > 0 {
+		l.overlapped = true
+	}
+	l.inflight++
+	if x.Verb != "get" {
+		l.body = nil
+	}
+}
+
+// answered notes x's answer: the status code and the body (nil for a
+// transport error). Call it with r.mu held.
+func (r *Recorder) answeredAbout(key objectKey, x *Exchange, req *http.Request, code int, body []byte) {
+	l := r.objects[key]
+	l.inflight--
+	defer func() {
+		if l.inflight == 0 {
+			l.overlapped = false
+		}
+	}()
+	// Alone in flight from its sending to its answer, x is the last word.
+	if body != nil && !l.overlapped && l.inflight == 0 && storedObject(req, x, code, body) {
+		l.body = body
+		return
+	}
+	if x.Verb != "get" {
+		l.body = nil // a write whose outcome cannot be read from its answer
+	}
+}
+
+// storedObject reports whether body, the answer to x, is the object as the
+// API server now stores it: a 2xx answer to a GET (not from the watch
+// cache: no resourceVersion asked for), a create, an update or a patch of
+// the object or its status, that was not a dry run and did not leave the
+// object being deleted (whose next write may remove it).
+func storedObject(req *http.Request, x *Exchange, code int, body []byte) bool {
+	if code < 200 || code > 299 || (x.Subresource != "" && x.Subresource != "status") {
+		return false
+	}
+	q := req.URL.Query()
+	switch x.Verb {
+	case "get":
+		if q.Has("resourceVersion") {
+			return false
+		}
+	case "create", "update", "patch":
+		if q.Has("dryRun") {
+			return false
+		}
+	default:
+		return false
+	}
+	var head struct {
+		Metadata struct {
+			DeletionTimestamp *string `json:"deletionTimestamp"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return false
+	}
+	return head.Metadata.DeletionTimestamp == nil
+}
+
+// lastKnown returns the object key as the API server's last answer about
+// it showed it, when that answer is still the object as stored; ok is
+// false when the trace does not say.
+func (r *Recorder) lastKnown(key objectKey) (obj *unstructured.Unstructured, ok bool) {
+	r.mu.Lock()
+	var body []byte
+	if l := r.objects[key]; l != nil {
+		body = l.body // a GET in flight changes nothing; a write has cleared it
+	}
+	r.mu.Unlock()
+	if body == nil {
+		return nil, false
+	}
+	obj = &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(body); err != nil {
+		return nil, false
+	}
+	return obj, true
+}
