@@ -89,7 +89,7 @@ type Scenario struct {
 	bumps int
 	// reads are the objects the harness read for assertions since the
 	// last command that was not an assertion (read).
-	reads map[string]cachedRead
+	reads map[objectKey]cachedRead
 	// verifyReads checks each read answered from the trace against a GET
 	// (ScriptOptions.VerifyReads).
 	verifyReads bool
@@ -328,11 +328,11 @@ func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
 // With ScriptOptions.VerifyReads, every answer taken from the trace is
 // checked against a GET.
 func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
-	okey := objectKey{group: r.gvr.Group, resource: r.gvr.Resource, name: r.name}
+	key := objectKey{group: r.gvr.Group, resource: r.gvr.Resource, name: r.name}
 	if r.namespaced {
-		okey.namespace = sc.Namespace
+		key.namespace = sc.Namespace
 	}
-	if obj, ok := sc.rec.lastKnown(okey); ok {
+	if obj, ok := sc.rec.lastKnown(key); ok {
 		if sc.verifyReads {
 			if err := sc.verify(r, obj); err != nil {
 				return nil, err
@@ -340,7 +340,6 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 		}
 		return obj, nil
 	}
-	key := r.gvr.String() + "/" + r.name
 	seq, idle := sc.rec.quiet()
 	sc.mu.Lock()
 	c, ok := sc.reads[key]
@@ -356,7 +355,7 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 	if after, stillIdle := sc.rec.quiet(); idle && stillIdle && after == seq {
 		sc.mu.Lock()
 		if sc.reads == nil {
-			sc.reads = map[string]cachedRead{}
+			sc.reads = map[objectKey]cachedRead{}
 		}
 		sc.reads[key] = cachedRead{obj: obj.DeepCopy(), seq: seq}
 		sc.mu.Unlock()
