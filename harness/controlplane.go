@@ -80,10 +80,11 @@ type StartOption func(*startConfig)
 
 type startConfig struct{ noSignals, kill bool }
 
-// WithoutSignalHandler leaves SIGINT and SIGTERM to the caller. A process
-// that must answer them itself (a fuzzing worker, which its coordinator
-// stops with SIGINT) passes it, and must then Close the control plane on
-// every path out.
+// WithoutSignalHandler leaves SIGINT and SIGTERM to the caller: the handler
+// would otherwise stop this control plane and end the process. A process
+// that answers them itself, or starts a second control plane beside one
+// that already has the handler (as the harness's crash test does), passes
+// it, and must then Close the control plane on every path out.
 func WithoutSignalHandler() StartOption {
 	return func(c *startConfig) { c.noSignals = true }
 }
