@@ -149,7 +149,12 @@ spec:
   image: nginx
 `), 0o644))
 
-	fuzzCache := t.TempDir()
+	// A short fuzzing run, as make fuzz runs it, through go test, which
+	// builds the coverage instrumentation in: one worker, and a few
+	// executions past the seed corpus. A corpus cache of its own keeps the
+	// user's out of it.
+	fuzz := []string{"test", "-run", "^$", "-fuzz", "FuzzScript$", "-fuzztime", "70x", "-parallel", "1",
+		"-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + t.TempDir()}
 
 	// An interrupted process dies by the signal, after its cleanup, so that
 	// its parent knows it was interrupted: a shell reports status 130.
@@ -178,17 +183,11 @@ spec:
 			signalAt: "ready", wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
 		// The fuzzing coordinator stops each worker, and each worker its
 		// control plane, once -fuzztime is spent; the run must then return.
-		// It runs as make fuzz does, through go test, which builds the
-		// coverage instrumentation in; one worker and a few executions
-		// past the seed corpus keep it short. A corpus cache of its own
-		// keeps the user's out of it.
-		{name: "fuzzing run", bin: "go", dir: "../../harness", args: []string{"test", "-run", "^$", "-fuzz", "FuzzScript$",
-			"-fuzztime", "70x", "-parallel", "1", "-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + fuzzCache},
+		{name: "fuzzing run", bin: "go", dir: "../../harness", args: fuzz,
 			wantOut: "PASS", wantStatus: "exit status 0", alsoOut: []string{"now fuzzing with 1 workers"}, bound: 3 * time.Minute},
 		// A worker that crashes cannot stop its control plane; the
 		// coordinator adopts the orphans and ends them after the run.
-		{name: "fuzzing worker crashes", bin: "go", dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: []string{"test", "-run", "^$", "-fuzz", "FuzzScript$",
-			"-fuzztime", "70x", "-parallel", "1", "-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + fuzzCache},
+		{name: "fuzzing worker crashes", bin: "go", dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: fuzz,
 			wantOut: "fuzzing process hung or terminated unexpectedly: exit status 3", wantStatus: "exit status 1", bound: 3 * time.Minute},
 	}
 	for _, tc := range tests {
