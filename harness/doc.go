@@ -8,6 +8,8 @@
 //
 // Everything a scenario asserts about the wire comes from the Recorder, which
 // sits in each actor's transport: a 409 in a trace is a 409 the API server
-// sent. The order of a race comes from hook points (package hooks) alone;
-// nothing here sleeps or polls.
+// sent. What it asserts about an object's state is the API server's too:
+// the server's last answer about the object, when nothing has touched it
+// since, or else a GET. The order of a race comes from hook points
+// (package hooks) alone; nothing here sleeps or polls.
 package harness
