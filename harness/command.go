@@ -109,9 +109,6 @@ func (c *Command) call(sc *Scenario, inv Invocation) error {
 	if n := len(inv.Args); n < c.MinArgs || (c.MaxArgs >= 0 && n > c.MaxArgs) {
 		return fmt.Errorf("wrong number of arguments (%d); %s", n, c.Usage())
 	}
-	if c.Group != "assert" {
-		sc.forgetReads() // it may change what the assertions read
-	}
 	neg := inv.Neg
 	if c.Negation == NegAPIError {
 		inv.Neg = false

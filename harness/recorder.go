@@ -58,19 +58,8 @@ type Recorder struct {
 	mu      sync.Mutex
 	entries []Entry
 	seq     int
-	// inflight counts the exchanges sent and not yet answered.
-	inflight int
 	// objects holds what the trace says of each object (latest.go).
 	objects map[objectKey]*latest
-}
-
-// quiet returns the number of exchanges recorded so far and whether none
-// is waiting for its answer. Two equal answers with nothing in flight mean
-// that no actor touched the API server in between.
-func (r *Recorder) quiet() (seq int, idle bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.seq, r.inflight == 0
 }
 
 // Wrap returns a function for rest.Config.Wrap that records every exchange
@@ -108,7 +97,6 @@ func (r *Recorder) add(x *Exchange, req *http.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	r.inflight++
 	x.Seq = r.seq
 	r.entries = append(r.entries, Entry{Exchange: x})
 	if key, ok := objectKeyOf(req, x); ok {
@@ -124,7 +112,6 @@ func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte,
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f()
-	r.inflight--
 	if key, ok := objectKeyOf(req, x); ok {
 		r.answeredAbout(key, x, req, code, body)
 	}

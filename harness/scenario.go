@@ -87,19 +87,9 @@ type Scenario struct {
 	reconciles []reconcileSpan
 	// bumps counts the bump command's changes, for their values.
 	bumps int
-	// reads are the objects the harness read for assertions since the
-	// last command that was not an assertion (read).
-	reads map[objectKey]cachedRead
 	// verifyReads checks each read answered from the trace against a GET
 	// (ScriptOptions.VerifyReads).
 	verifyReads bool
-}
-
-// cachedRead is an object as a harness read returned it, and the
-// recorder's state when it was read.
-type cachedRead struct {
-	obj *unstructured.Unstructured
-	seq int
 }
 
 // armedHook is a hook with where the script armed it.
@@ -322,43 +312,22 @@ func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
 // Most of the time the trace already says: the last answer the server gave
 // about r (to a GET, a create, an update or a patch) is the object as
 // stored, and nothing has touched it since (Recorder.lastKnown). Otherwise
-// read sends a GET as the harness itself, and a run of assertions on one
-// object shares that GET: it is reused while no command other than an
-// assertion has run, no actor has sent a request and none is in flight.
-// With ScriptOptions.VerifyReads, every answer taken from the trace is
-// checked against a GET.
+// (after a 409, a delete or a dry run) read sends a GET as the harness
+// itself. With ScriptOptions.VerifyReads, every answer taken from the trace
+// is checked against a GET.
 func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 	key := objectKey{group: r.gvr.Group, resource: r.gvr.Resource, name: r.name}
 	if r.namespaced {
 		key.namespace = sc.Namespace
 	}
-	if obj, ok := sc.rec.lastKnown(key); ok {
-		if sc.verifyReads {
-			if err := sc.verify(r, obj); err != nil {
-				return nil, err
-			}
+	obj, ok := sc.rec.lastKnown(key)
+	if !ok {
+		return sc.get(r)
+	}
+	if sc.verifyReads {
+		if err := sc.verify(r, obj); err != nil {
+			return nil, err
 		}
-		return obj, nil
-	}
-	seq, idle := sc.rec.quiet()
-	sc.mu.Lock()
-	c, ok := sc.reads[key]
-	sc.mu.Unlock()
-	if ok && idle && c.seq == seq {
-		return c.obj.DeepCopy(), nil
-	}
-	obj, err := sc.get(r)
-	if err != nil {
-		return nil, err
-	}
-	// Kept only if no actor's request was sent or answered during the GET.
-	if after, stillIdle := sc.rec.quiet(); idle && stillIdle && after == seq {
-		sc.mu.Lock()
-		if sc.reads == nil {
-			sc.reads = map[objectKey]cachedRead{}
-		}
-		sc.reads[key] = cachedRead{obj: obj.DeepCopy(), seq: seq}
-		sc.mu.Unlock()
 	}
 	return obj, nil
 }
@@ -382,14 +351,6 @@ func (sc *Scenario) verify(r ref, obj *unstructured.Unstructured) error {
 		return fmt.Errorf("the trace's copy of %s differs from the API server's (-server +trace):\n%s", r, diff)
 	}
 	return nil
-}
-
-// forgetReads drops the reads kept for assertions; every command that is
-// not an assertion calls it before it runs.
-func (sc *Scenario) forgetReads() {
-	sc.mu.Lock()
-	sc.reads = nil
-	sc.mu.Unlock()
 }
 
 // arm adds a hook armed at pos.

@@ -141,7 +141,7 @@ terminal.
   itself: the API server's last answer about the object (to a GET, a
   create, an update or a patch), when nothing has touched the object since.
   Otherwise (after a 409, a delete or a dry run, say) the harness GETs the
-  object, and a run of assertions on it shares that GET.
+  object.
 - **Traces.** ` + "`trace`" + ` prints the normalized trace (resourceVersions and
   UIDs become rv1, uid1, ... in order of first appearance; in a hook's
   action, whose arguments arrive with ` + "`$VARS`" + ` expanded, a value the trace
