@@ -13,11 +13,24 @@ FUZZTIME ?= 10m
 MERMAID_VERSION := $(shell sed -n 's/.*"mermaid": "\(.*\)".*/\1/p' tools/mermaid/package.json)
 MERMAID_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/racekit/mermaid-$(MERMAID_VERSION)
 
-help: ## show the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+# make test runs every stage through tools/stage, which records its wall
+# time here and prints the table at the end (or at the first failure).
+STAGES := $(CURDIR)/.make-test-stages
+STAGE := STAGES=$(STAGES) tools/stage
 
-envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 8 minutes cold)
-	$(GO) run ./cmd/racekit envtest
+# Every test runs with the race detector, and go vet type-checks against the
+# same build: the dependency graph is compiled once for all of them (plus
+# once more, instrumented, for the fuzzing leak tests), not once plain and
+# once with -race.
+RACE := -race
+
+help: ## show the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' \
+		'{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } \
+		END { for (i = 1; i <= NR; i++) printf "  %-" w "s  %s\n", name[i], text[i] }'
+
+envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 9 minutes cold)
+	$(GO) run ./internal/assets/envtest
 
 mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)
 	@if [ -f "$(MERMAID_DIR)/node_modules/mermaid/package.json" ]; then \
@@ -29,14 +42,20 @@ mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)
 	fi
 
 vet: ## go vet and gofmt
-	$(GO) vet ./...
+	$(GO) vet $(RACE) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-test: envtest mermaid vet ## build the control plane if needed, then run every test and scenario
-	$(GO) test -race ./hooks/... ./controller/... ./harness/... ./internal/...
-	$(GO) test ./scenarios/... ./cmd/...
-	$(GO) test ./scenarios -run TestDeterminism -determinism 3 -count=1
+test: ## build the control plane if needed, then run every test and scenario
+	@rm -f $(STAGES)
+	@$(STAGE) envtest $(MAKE) --no-print-directory envtest
+	@$(STAGE) mermaid $(MAKE) --no-print-directory mermaid
+	@$(STAGE) vet $(MAKE) --no-print-directory vet
+	@$(STAGE) unit $(GO) test $(RACE) ./hooks/... ./controller/... ./harness/... ./internal/...
+	@$(STAGE) scenarios $(GO) test $(RACE) ./scenarios/...
+	@$(STAGE) cmd $(GO) test $(RACE) ./cmd/...
+	@$(STAGE) determinism $(GO) test $(RACE) ./scenarios -run TestDeterminism -determinism 3 -count=1
+	@$(STAGE) --report
 
 determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces
 	@$(GO) test ./scenarios -run TestDeterminism -determinism $(DETERMINISM) -count=1 -timeout 60m -v > determinism.log 2>&1; \

@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,52 +26,108 @@ import (
 // scenario command, an interrupt (SIGINT) to racekit run and to go test,
 // the end of a fuzzing run, and a fuzzing worker that crashes.
 
-var (
-	buildOnce sync.Once
-	buildErr  error
-	binDir    string
-)
+// bins are the programs the leak tests run, built by TestMain before any
+// test starts. Building comes first, outside every guard and outside go
+// test's own -timeout (which starts with m.Run): a guard against a hang must
+// never time the compiler, and a fuzzing build recompiles the whole
+// dependency graph with coverage instrumentation, which takes minutes on a
+// cold build cache.
+var bins struct {
+	dir                             string
+	racekit, harnessTest, harnessFz string
+	took                            string // how long each build took, for guard messages
+	err                             error
+}
 
-// build compiles what the tests run, once per package run.
-func build(t *testing.T) (racekit, harnessTest string) {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "racekit-leak-bin-")
-		if err != nil {
-			buildErr = err
+// raceFlags builds the binaries the way this test binary was built, so that
+// they share its compiled packages: with -race under make test.
+func raceFlags() []string {
+	if raceEnabled {
+		return []string{"-race"}
+	}
+	return nil
+}
+
+// buildBinaries builds racekit, the harness's test binary, and the harness's
+// test binary instrumented for fuzzing, as go test -fuzz would build it.
+func buildBinaries() {
+	dir, err := os.MkdirTemp("", "racekit-leak-bin-")
+	if err != nil {
+		bins.err = err
+		return
+	}
+	bins.dir = dir
+	bins.racekit = filepath.Join(dir, "racekit")
+	bins.harnessTest = filepath.Join(dir, "harness.test")
+	bins.harnessFz = filepath.Join(dir, "harness.fuzz.test")
+	var took []string
+	for _, args := range [][]string{
+		append(append([]string{"build"}, raceFlags()...), "-o", bins.racekit, "."),
+		append(append([]string{"test", "-c"}, raceFlags()...), "-o", bins.harnessTest, "../../harness"),
+		{"test", "-c", "-fuzz", "FuzzScript$", "-o", bins.harnessFz, "../../harness"},
+	} {
+		start := time.Now()
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			bins.err = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
 			return
 		}
-		binDir = dir
-		for _, args := range [][]string{
-			{"build", "-o", filepath.Join(dir, "racekit"), "."},
-			{"test", "-c", "-o", filepath.Join(dir, "harness.test"), "../../harness"},
-		} {
-			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-				buildErr = errors.New(string(out))
-				return
-			}
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build: %v", buildErr)
+		took = append(took, fmt.Sprintf("go %s: %v", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond)))
 	}
-	return filepath.Join(binDir, "racekit"), filepath.Join(binDir, "harness.test")
+	bins.took = strings.Join(took, "\n")
+}
+
+// wantsLeakTests reports whether -run selects a leak test, so that a run of
+// the other tests builds nothing.
+func wantsLeakTests() bool {
+	f := flag.Lookup("test.run")
+	if f == nil || f.Value.String() == "" {
+		return true
+	}
+	top, _, _ := strings.Cut(f.Value.String(), "/")
+	re, err := regexp.Compile(top)
+	return err != nil || re.MatchString("TestNoLeaks") || re.MatchString("TestNoLeakOnClosedPipe")
 }
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if wantsLeakTests() {
+		buildBinaries()
+	}
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	if bins.dir != "" {
+		os.RemoveAll(bins.dir)
 	}
 	os.Exit(code)
+}
+
+// built returns the binaries, and fails t if they could not be built.
+func built(t *testing.T) {
+	t.Helper()
+	if bins.err != nil {
+		t.Fatalf("build the binaries the leak tests run: %v", bins.err)
+	}
+	if bins.dir == "" {
+		t.Fatal("the leak test binaries were not built: TestMain did not expect this test to run")
+	}
 }
 
 // leftovers returns what a process run with tmp as TMPDIR left behind: live
 // processes whose command line names tmp, and entries in tmp.
 func leftovers(t *testing.T, tmp string) (procs, files []string) {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	left, err := os.ReadDir(tmp)
 	assert.NilError(t, err)
+	for _, e := range left {
+		files = append(files, e.Name())
+	}
+	return running(tmp), files
+}
+
+// running returns the live processes whose command line names tmp, as
+// "PID: command line". It is safe to call from any goroutine.
+func running(tmp string) []string {
+	var procs []string
+	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		if err != nil || !bytes.Contains(cmdline, []byte(tmp)) {
@@ -82,12 +139,7 @@ func leftovers(t *testing.T, tmp string) (procs, files []string) {
 		}
 		procs = append(procs, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
-	left, err := os.ReadDir(tmp)
-	assert.NilError(t, err)
-	for _, e := range left {
-		files = append(files, e.Name())
-	}
-	return procs, files
+	return procs
 }
 
 // start runs bin with args and its own TMPDIR, in a process group of its
@@ -133,7 +185,8 @@ func status(cmd *exec.Cmd) string {
 }
 
 func TestNoLeaks(t *testing.T) {
-	racekit, harnessTest := build(t)
+	built(t)
+	racekit, harnessTest := bins.racekit, bins.harnessTest
 	failing := filepath.Join(t.TempDir(), "failing.txtar")
 	assert.NilError(t, os.WriteFile(failing, []byte(`# A scenario that fails on purpose.
 create webapp.yaml
@@ -149,12 +202,12 @@ spec:
   image: nginx
 `), 0o644))
 
-	// A short fuzzing run, as make fuzz runs it, through go test, which
-	// builds the coverage instrumentation in: one worker, and a few
+	// A short fuzzing run, as make fuzz runs it through go test, but with
+	// the instrumented binary built beforehand: one worker, and a few
 	// executions past the seed corpus. A corpus cache of its own keeps the
 	// user's out of it.
-	fuzz := []string{"test", "-run", "^$", "-fuzz", "FuzzScript$", "-fuzztime", "70x", "-parallel", "1",
-		"-fuzzminimizetime", "1x", "-args", "-test.fuzzcachedir=" + t.TempDir()}
+	fuzz := []string{"-test.run", "^$", "-test.fuzz", "FuzzScript$", "-test.fuzztime", "70x", "-test.parallel", "1",
+		"-test.fuzzminimizetime", "1x", "-test.fuzzcachedir=" + t.TempDir()}
 
 	// An interrupted process dies by the signal, after its cleanup, so that
 	// its parent knows it was interrupted: a shell reports status 130.
@@ -183,22 +236,27 @@ spec:
 			signalAt: "ready", wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
 		// The fuzzing coordinator stops each worker, and each worker its
 		// control plane, once -fuzztime is spent; the run must then return.
-		{name: "fuzzing run", bin: "go", dir: "../../harness", args: fuzz,
+		{name: "fuzzing run", bin: bins.harnessFz, dir: "../../harness", args: fuzz,
 			wantOut: "PASS", wantStatus: "exit status 0", alsoOut: []string{"now fuzzing with 1 workers"}, bound: 3 * time.Minute},
 		// A worker that crashes cannot stop its control plane; the
 		// coordinator adopts the orphans and ends them after the run.
-		{name: "fuzzing worker crashes", bin: "go", dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: fuzz,
+		{name: "fuzzing worker crashes", bin: bins.harnessFz, dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: fuzz,
 			wantOut: "fuzzing process hung or terminated unexpectedly: exit status 3", wantStatus: "exit status 1", bound: 3 * time.Minute},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			started := time.Now()
 			cmd, out, tmp := start(t, tc.bin, tc.dir, tc.env, tc.args...)
-			var hung atomic.Bool
+			var hung atomic.Pointer[string]
 			if tc.bound > 0 {
 				// A guard against a hang, not a speed target: the run
-				// takes a fraction of the bound.
+				// takes a fraction of the bound, and the binaries were
+				// built before it started.
 				guard := time.AfterFunc(tc.bound, func() {
-					hung.Store(true)
+					// What was running is read before the kill, which
+					// would take it away.
+					what := strings.Join(running(tmp), "\n")
+					hung.Store(&what)
 					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 				})
 				defer guard.Stop()
@@ -210,9 +268,9 @@ spec:
 			}
 			rest, _ := io.ReadAll(out) // until the process has exited
 			seen += string(rest)
-			if hung.Load() {
-				procs, _ := leftovers(t, tmp)
-				t.Fatalf("still running after %v: killed it; left running:\n%s\noutput:\n%s", tc.bound, strings.Join(procs, "\n"), seen)
+			if procs := hung.Load(); procs != nil {
+				t.Fatalf("%s %s\nstill running after %v, so the guard killed it (the binaries were built before, outside the guard:\n%s)\nrunning when it was killed:\n%s\nlast lines of output:\n%s",
+					tc.bin, strings.Join(tc.args, " "), time.Since(started).Round(time.Second), indent(bins.took), orNothing(*procs), orNothing(lastLines(seen, 30)))
 			}
 			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
 			assert.Equal(t, status(cmd), tc.wantStatus, "output:\n%s", seen)
@@ -228,6 +286,24 @@ spec:
 			assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
 		})
 	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// orNothing returns s, or "(nothing)" for an empty s, so that a message
+// never ends in an empty heading.
+func orNothing(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(nothing)"
+	}
+	return s
 }
 
 // readmeExcerpt returns the timeline excerpt the README shows, between its
@@ -256,7 +332,8 @@ func trimLines(s string) string {
 // that is already closed, as in racekit run -v | head -c 0: its writes fail,
 // and racekit must still stop its control plane when it ends.
 func TestNoLeakOnClosedPipe(t *testing.T) {
-	racekit, _ := build(t)
+	built(t)
+	racekit := bins.racekit
 	tmp := t.TempDir()
 	pr, pw, err := os.Pipe()
 	assert.NilError(t, err)

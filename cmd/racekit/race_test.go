@@ -1,0 +1,6 @@
+//go:build race
+
+package main
+
+// raceEnabled is true when the tests were built with -race.
+const raceEnabled = true

@@ -1,0 +1,29 @@
+package assets
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Prepare makes the control-plane binaries ready for envtest. With
+// $KUBEBUILDER_ASSETS set it only checks that folder, since the user chose
+// it; otherwise it builds what is missing from the racekit checkout at or
+// above wd. Progress goes to w. Both `racekit envtest` and `make envtest`
+// run it.
+func Prepare(ctx context.Context, wd string, w io.Writer) error {
+	if dir := os.Getenv(EnvVar); dir != "" {
+		if _, err := Find(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "envtest: using %s=%s; nothing to build\n", EnvVar, dir)
+		return nil
+	}
+	root, err := Root(wd)
+	if err != nil {
+		return err
+	}
+	_, err = Build(ctx, root, w)
+	return err
+}
