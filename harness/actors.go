@@ -24,7 +24,7 @@ func init() {
 	})
 	register(&Command{
 		Name: "adopt", Args: "ACTOR RESOURCE/NAME OWNER-RESOURCE/NAME", Group: "write", MinArgs: 3, MaxArgs: 3,
-		Summary:  "make the owner object the controlling owner of the object, as ACTOR: a merge patch that replaces its ownerReferences with a controller reference to the owner, uid and all (read fresh, unrecorded)",
+		Summary:  "make the owner object the controlling owner of the object, as ACTOR: a merge patch that replaces its ownerReferences with a controller reference to the owner, uid and all (the owner read as assertions read it, unrecorded)",
 		Negation: NegAPIError, Hookable: true, Run: runAdopt,
 	})
 	register(&Command{

@@ -13,9 +13,11 @@ import (
 )
 
 // TestBadInput runs each script under testdata/bad and testdata/faults, all
-// of which must fail,
-// and checks that the failure names file:line and says what was expected:
-// the script's "want" section is a regular expression the output must match.
+// of which must fail, and checks that the failure names file:line and says
+// what was expected: the script's "want" section is a regular expression
+// the output must match. These are malformed input and faults; well-formed
+// scenarios whose claim is false are the failing twins under
+// testdata/false (TestFailingTwins).
 func TestBadInput(t *testing.T) {
 	files, err := filepath.Glob("../testdata/bad/*.txtar")
 	faults, err2 := filepath.Glob("../testdata/faults/*.txtar")

@@ -10,25 +10,29 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// readsState says, in the summary of each assertion on an object's state,
+// where the state comes from: Scenario.read.
+const readsState = "read as the API server holds it: its last answer about the object, from the trace, or a GET when that answer may be stale"
+
 func init() {
 	register(&Command{
 		Name: "conflicts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
-		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict, as recorded on the wire",
+		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict (the Status reason Conflict: a 409 AlreadyExists is no conflict), as recorded on the wire",
 		Run:     runConflicts,
 	})
 	register(&Command{
 		Name: "wire", Args: "ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT", Group: "assert", MinArgs: 5, MaxArgs: 5,
-		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, as recorded on the wire",
+		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, whatever the reason, as recorded on the wire",
 		Run:     runWire,
 	})
 	register(&Command{
 		Name: "field", Args: "RESOURCE/NAME PATH VALUE", Group: "assert", MinArgs: 3, MaxArgs: 3,
-		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, read fresh from the API server",
+		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own",
 		Run:     runField,
 	})
 	register(&Command{
 		Name: "annotation", Args: "RESOURCE/NAME KEY[=VALUE]", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary:  "assert that the object carries the annotation (with VALUE, if given); \"!\" asserts that it does not",
+		Summary:  "assert that the object carries the annotation (with VALUE, if given), " + readsState + "; a subresource is always read with a GET of its own; \"!\" asserts that it does not",
 		Negation: NegSelf, Run: runAnnotation,
 	})
 	register(&Command{
@@ -43,24 +47,55 @@ func init() {
 	})
 }
 
+// runConflicts counts the answers whose Status reason is Conflict: a 409
+// says only that the request clashed with the object's state, and a 409
+// AlreadyExists (a create of a name that is taken) is no race at all.
 func runConflicts(sc *Scenario, inv Invocation) error {
-	return sc.assertWire(inv.Args[0], inv.Args[1], inv.Args[2], "409", inv.Args[3])
+	actor, verb := inv.Args[0], inv.Args[1]
+	want, err := parseCount(inv.Args[3])
+	if err != nil {
+		return err
+	}
+	r, err := sc.object(inv.Args[2])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	tr := sc.Trace()
+	got := 0
+	var others []string // the 409s with another reason
+	for _, x := range tr.Exchanges() {
+		if x.Actor != actor || x.Verb != verb || x.Object() != r.String() || x.Code != 409 {
+			continue
+		}
+		if isConflict(x.Code, x.Reason) {
+			got++
+			continue
+		}
+		others = append(others, fmt.Sprintf("#%d %d %s", x.Seq, x.Code, x.Reason))
+	}
+	if got == want {
+		return nil
+	}
+	also := ""
+	if len(others) > 0 {
+		also = fmt.Sprintf(" (and %s, which is no conflict: only the reason Conflict says the object changed since it was read)", strings.Join(others, ", "))
+	}
+	return fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
+		want, actor, verb, r, got, also, tr.Tail(20))
 }
 
+// runWire counts the answers with the status code, whatever their reason.
 func runWire(sc *Scenario, inv Invocation) error {
-	return sc.assertWire(inv.Args[0], inv.Args[1], inv.Args[2], inv.Args[3], inv.Args[4])
-}
-
-func (sc *Scenario) assertWire(actor, verb, object, codeArg, countArg string) error {
-	code, err := strconv.Atoi(codeArg)
+	actor, verb := inv.Args[0], inv.Args[1]
+	code, err := strconv.Atoi(inv.Args[3])
 	if err != nil || code < 100 || code > 599 {
-		return usageErr("bad status code %q", codeArg)
+		return usageErr("bad status code %q", inv.Args[3])
 	}
-	want, err := strconv.Atoi(countArg)
-	if err != nil || want < 0 {
-		return usageErr("bad count %q: want a whole number", countArg)
+	want, err := parseCount(inv.Args[4])
+	if err != nil {
+		return err
 	}
-	r, err := sc.object(object)
+	r, err := sc.object(inv.Args[2])
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -70,6 +105,15 @@ func (sc *Scenario) assertWire(actor, verb, object, codeArg, countArg string) er
 			want, code, actor, verb, r, got, tr.Tail(20))
 	}
 	return nil
+}
+
+// parseCount reads a COUNT argument.
+func parseCount(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, usageErr("bad count %q: want a whole number", s)
+	}
+	return n, nil
 }
 
 func runField(sc *Scenario, inv Invocation) error {
@@ -124,6 +168,8 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 	switch {
 	case inv.Neg && holds:
 		return fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20))
+	case !inv.Neg && !present && r.subresource != "":
+		return fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20))
 	case !inv.Neg && !present:
 		return fmt.Errorf("%s: annotation %s is missing: the other writer's change was lost\n%s", r, key, sc.Trace().Tail(20))
 	case !inv.Neg && !holds:

@@ -31,17 +31,17 @@ func init() {
 	})
 	register(&Command{
 		Name: "confirmed", Args: "webapps/NAME GENERATION REPLICAS", Group: "assert", MinArgs: 3, MaxArgs: 3,
-		Summary: "assert that the WebApp's status confirms GENERATION, with REPLICAS replicas and Ready True: what the controller last finished, read fresh from the API server",
+		Summary: "assert that the WebApp's status confirms GENERATION, with REPLICAS replicas and Ready True: what the controller last finished, " + readsState,
 		Run:     runConfirmed,
 	})
 	register(&Command{
 		Name: "owned-by", Args: "RESOURCE/NAME RESOURCE/NAME", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, both read fresh from the API server",
+		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
 		Run:     runOwnedBy,
 	})
 	register(&Command{
 		Name: "condition", Args: "webapps/NAME TYPE STATUS [REASON]", Group: "assert", MinArgs: 3, MaxArgs: 4,
-		Summary: "assert that the WebApp's status has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON",
+		Summary: "assert that the WebApp's status has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
 		Run:     runCondition,
 	})
 }
@@ -125,7 +125,7 @@ func runConfirmed(sc *Scenario, inv Invocation) error {
 	return fmt.Errorf("%s status (-want +got)\n%s%s\n%s", r, cmp.Diff(want, got), why, sc.Trace().Tail(20))
 }
 
-// webApp reads the WebApp r fresh from the API server.
+// webApp reads the WebApp r as the API server holds it (Scenario.read).
 func (sc *Scenario) webApp(r ref) (*v1alpha1.WebApp, error) {
 	obj, err := sc.read(r)
 	if err != nil {

@@ -1,7 +1,14 @@
 package harness
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"reflect"
 	"regexp"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,8 +29,85 @@ func TestCommandsAreDocumented(t *testing.T) {
 			assert.Assert(t, c.Run != nil)
 			assert.Assert(t, c.MaxArgs == -1 || c.MaxArgs >= c.MinArgs)
 			assert.Assert(t, strings.HasPrefix(c.Usage(), "usage: "+c.Name))
+			assert.Assert(t, !freshRead.MatchString(c.Summary),
+				"summary %q promises a fresh read, but Scenario.read answers from the trace unless the server's last answer may be stale", c.Summary)
 		})
 	}
+}
+
+// freshRead matches a summary that says the harness reads an object fresh
+// from the API server, which Scenario.read does not promise.
+var freshRead = regexp.MustCompile(`(?i)read fresh|fresh(ly)? from the (API )?server`)
+
+// TestSummariesSayWhereStateComesFrom checks that every assertion that
+// reads an object's state through Scenario.read, directly or through the
+// functions it calls, says where that state comes from (readsState), so
+// that help and the language reference tell what the code does. Which
+// assertions read is found in the source, not listed by hand.
+func TestSummariesSayWhereStateComesFrom(t *testing.T) {
+	readers := callersOf(t, "read")
+	var reading []string
+	for _, c := range Commands() {
+		if c.Group != "assert" {
+			continue
+		}
+		name := runtime.FuncForPC(reflect.ValueOf(c.Run).Pointer()).Name()
+		if !readers[name[strings.LastIndex(name, ".")+1:]] {
+			continue
+		}
+		reading = append(reading, c.Name)
+		assert.Assert(t, strings.Contains(c.Summary, readsState), "%s reads the object through Scenario.read, but its summary does not say so: %q", c.Name, c.Summary)
+	}
+	// The ones known today, so that a call graph that finds nothing
+	// cannot pass this test.
+	for _, name := range []string{"field", "annotation", "confirmed", "owned-by", "condition"} {
+		assert.Assert(t, slices.Contains(reading, name), "%s no longer reads through Scenario.read? found %v", name, reading)
+	}
+}
+
+// callersOf returns the names of the package's functions and methods that
+// call a function or method called name, directly or through others, by
+// name: an over-approximation, which can only ask for more summaries.
+func callersOf(t *testing.T, name string) map[string]bool {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	assert.NilError(t, err)
+	calls := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
+		assert.NilError(t, err)
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			ast.Inspect(fn.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					switch f := call.Fun.(type) {
+					case *ast.Ident:
+						calls[fn.Name.Name] = append(calls[fn.Name.Name], f.Name)
+					case *ast.SelectorExpr:
+						calls[fn.Name.Name] = append(calls[fn.Name.Name], f.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	reach := map[string]bool{name: true}
+	for grew := true; grew; {
+		grew = false
+		for caller, callees := range calls {
+			if !reach[caller] && slices.ContainsFunc(callees, func(c string) bool { return reach[c] }) {
+				reach[caller], grew = true, true
+			}
+		}
+	}
+	return reach
 }
 
 func TestRegisterRefusesDuplicates(t *testing.T) {

@@ -10,6 +10,7 @@
 // sits in each actor's transport: a 409 in a trace is a 409 the API server
 // sent. What it asserts about an object's state is the API server's too:
 // the server's last answer about the object, when nothing has touched it
-// since, or else a GET. The order of a race comes from hook points
-// (package hooks) alone; nothing here sleeps or polls.
+// since, or else a GET (always, for a subresource such as scale). The
+// order of a race comes from hook points (package hooks) alone; nothing
+// here sleeps or polls.
 package harness

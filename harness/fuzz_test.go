@@ -21,7 +21,7 @@ import (
 // dropped, so that a fuzzed script can only reach racekit's own commands
 // and cannot touch the machine.
 func FuzzScript(f *testing.F) {
-	for _, pattern := range []string{"../scenarios/*.txtar", "../testdata/bad/*.txtar"} {
+	for _, pattern := range []string{"../scenarios/*.txtar", "../testdata/bad/*.txtar", "../testdata/false/*.txtar"} {
 		files, err := filepath.Glob(pattern)
 		if err != nil {
 			f.Fatal(err)

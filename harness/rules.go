@@ -18,7 +18,7 @@ import (
 func init() {
 	register(&Command{
 		Name: "rereads", Args: "ACTOR RESOURCE/NAME[/SUB]", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary: "assert that each write ACTOR sent to the object after a 409 Conflict followed a fresh GET of it and carried the resourceVersion that GET returned, as recorded on the wire; the object must have had a 409 to retry",
+		Summary: "assert that ACTOR retried a write to the object that got 409 Conflict by reading it again: each write it sent to the object after a 409, in a reconcile or not, followed a fresh GET of it and carried the resourceVersion that GET returned, as recorded on the wire; with no 409, or neither a read nor a write after it, there is no retry to judge, and it fails",
 		Run:     runRereads,
 	})
 	register(&Command{
@@ -151,7 +151,13 @@ func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) 
 // conflict reports whether r was refused with 409 Conflict: the object
 // changed since it was read. (A 409 AlreadyExists is another matter.)
 func conflict(r *Row) bool {
-	return r.Code == 409 && r.Reason == "Conflict"
+	return isConflict(r.Code, r.Reason)
+}
+
+// isConflict reports whether an answer with code and Status reason is a
+// 409 Conflict.
+func isConflict(code int, reason string) bool {
+	return code == 409 && reason == "Conflict"
 }
 
 // refused reports whether the server refused the call. A GET's 404 is an
@@ -243,8 +249,9 @@ func (sc *Scenario) brokenRules(span reconcileSpan) string {
 	return renderFindings(fs, "")
 }
 
-// spanFindings returns the wire findings of every reconcile actor ran, or
-// of the whole trace when actor never reconciled.
+// spanFindings returns the wire findings of every reconcile actor ran, with
+// the rules that hold within one reconcile, or of the whole trace when actor
+// never reconciled. attempts explains a count with them.
 func (sc *Scenario) spanFindings(actor string) []finding {
 	sc.mu.Lock()
 	spans := append([]reconcileSpan(nil), sc.reconciles...)
@@ -306,6 +313,12 @@ func (sc *Scenario) wireObject(arg string) (string, error) {
 	return r.String(), nil
 }
 
+// runRereads judges what actor sent about the object after a 409 Conflict
+// of its write, wherever it was sent: in a reconcile, in another, or by the
+// script itself as that actor (a reconcile's span would miss the last).
+// Something must follow the first 409, a read of the object or a write to
+// it, or there is no retry to judge; a retry that reads the object and
+// finds nothing left to write is judged by that read.
 func runRereads(sc *Scenario, inv Invocation) error {
 	actor := inv.Args[0]
 	obj, err := sc.wireObject(inv.Args[1])
@@ -313,22 +326,34 @@ func runRereads(sc *Scenario, inv Invocation) error {
 		return err
 	}
 	tr := sc.Trace()
-	conflicted := false
+	var conflicted *Exchange // the first write refused with 409 Conflict
+	retried := false         // a read or a write followed it
 	for _, x := range tr.Exchanges() {
-		if x.Actor == actor && x.Object() == obj && writeVerbs[x.Verb] && x.Code == 409 && x.Reason == "Conflict" {
-			conflicted = true
+		if x.Actor != actor {
+			continue
+		}
+		write := x.Object() == obj && writeVerbs[x.Verb]
+		read := x.Verb == "get" && (x.Object() == obj || x.Object() == baseObject(obj)) && (x.Code == 200 || x.Code == 404)
+		if conflicted != nil && (write || read) {
+			retried = true
+		}
+		if conflicted == nil && write && isConflict(x.Code, x.Reason) {
+			conflicted = x
 		}
 	}
 	var rereads []finding
-	for _, f := range sc.spanFindings(actor) {
+	for _, f := range sc.wireFindings(actor, 0, 0, false) {
 		if rereadRules[f.rule] {
 			rereads = append(rereads, f)
 		}
 	}
 	broken := renderFindings(rereads, obj)
 	switch {
-	case !conflicted:
+	case conflicted == nil:
 		return fmt.Errorf("no write of %s to %s was refused with 409 Conflict, so there is no retry to check: the race did not happen\n%s", actor, obj, tr.Tail(20))
+	case !retried:
+		return fmt.Errorf("%s neither read nor wrote %s after #%d %s was refused with 409 Conflict, so there is no retry to judge: the write was given up, not retried\n%s",
+			actor, obj, conflicted.Seq, conflicted.Verb, tr.Tail(20))
 	case broken != "":
 		return fmt.Errorf("%s did not read %s again before retrying it:%s\n%s", actor, obj, broken, tr.Tail(20))
 	}

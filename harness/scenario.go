@@ -315,7 +315,14 @@ func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
 // (after a 409, a delete or a dry run) read sends a GET as the harness
 // itself. With ScriptOptions.VerifyReads, every answer taken from the trace
 // is checked against a GET.
+//
+// A subresource is always read with a GET of that subresource: the trace
+// knows objects, not subresources, and a subresource may be an object of
+// another kind (a Deployment's scale is a Scale).
 func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
+	if r.subresource != "" {
+		return sc.get(r)
+	}
 	key := objectKey{group: r.gvr.Group, resource: r.gvr.Resource, name: r.name}
 	if r.namespaced {
 		key.namespace = sc.Namespace
@@ -332,13 +339,13 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// get GETs r as the harness itself.
+// get GETs r, or its subresource, as the harness itself.
 func (sc *Scenario) get(r ref) (*unstructured.Unstructured, error) {
 	cl := sc.admin.Resource(r.gvr)
 	if r.namespaced {
-		return cl.Namespace(sc.Namespace).Get(sc.ctx, r.name, metav1.GetOptions{})
+		return cl.Namespace(sc.Namespace).Get(sc.ctx, r.name, metav1.GetOptions{}, subresources(r)...)
 	}
-	return cl.Get(sc.ctx, r.name, metav1.GetOptions{})
+	return cl.Get(sc.ctx, r.name, metav1.GetOptions{}, subresources(r)...)
 }
 
 // verify checks obj, the trace's copy of r, against a GET.
