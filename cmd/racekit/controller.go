@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,29 +36,42 @@ type controllerFlags struct {
 
 const controllerUsage = "usage: racekit controller [--kubeconfig PATH] [--namespace NS] [--registry-url URL] [--metrics-addr ADDR] [--workers N]\n"
 
-const controllerHelp = controllerUsage + `
-Runs the reference controller against a cluster until SIGINT or SIGTERM.
-The kubeconfig comes from --kubeconfig, then $KUBECONFIG, then the
-in-cluster service account, then ~/.kube/config.
-
-Flags:
-`
-
-// parseControllerFlags parses args and checks the values. Its errors are
-// usage errors; flag.ErrHelp means -h was asked for.
-func parseControllerFlags(args []string, stderr io.Writer) (controllerFlags, error) {
-	var f controllerFlags
+// controllerFlagSet returns the flags of racekit controller, bound to f.
+// It prints nothing: runController reports errors and help itself.
+func controllerFlagSet(f *controllerFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, controllerHelp)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "path to a kubeconfig file")
 	fs.StringVar(&f.namespace, "namespace", "", "watch only this namespace (default: all)")
 	fs.StringVar(&f.registryURL, "registry-url", "", "base URL of the registration service, such as http://registry:8080 (default: registration off)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this address, such as :8080 (default: off)")
 	fs.IntVar(&f.workers, "workers", 1, "how many WebApps to reconcile at once")
+	return fs
+}
+
+// controllerHelp returns what racekit controller -h prints: the usage, what
+// the command does, and its flags.
+func controllerHelp() string {
+	var b strings.Builder
+	b.WriteString(controllerUsage + `
+Runs the reference controller against a cluster until SIGINT or SIGTERM.
+The kubeconfig comes from --kubeconfig, then $KUBECONFIG, then the
+in-cluster service account, then ~/.kube/config.
+
+Flags:
+`)
+	fs := controllerFlagSet(&controllerFlags{})
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	return b.String()
+}
+
+// parseControllerFlags parses args and checks the values. Its errors are
+// usage errors; flag.ErrHelp means -h was asked for.
+func parseControllerFlags(args []string) (controllerFlags, error) {
+	var f controllerFlags
+	fs := controllerFlagSet(&f)
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -113,9 +127,10 @@ func exists(path string) bool {
 
 // runController is racekit controller: the reference controller, built the
 // production way, with no hooks and no recorder.
-func runController(args []string, stderr io.Writer) int {
-	f, err := parseControllerFlags(args, stderr)
+func runController(args []string, stdout, stderr io.Writer) int {
+	f, err := parseControllerFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, controllerHelp())
 		return exitOK
 	}
 	if err != nil {

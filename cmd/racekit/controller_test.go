@@ -32,7 +32,7 @@ func TestParseControllerFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseControllerFlags(tc.args, io.Discard)
+			got, err := parseControllerFlags(tc.args)
 			if tc.wantErr != "" {
 				assert.Error(t, err, tc.wantErr)
 				return
@@ -43,12 +43,19 @@ func TestParseControllerFlags(t *testing.T) {
 	}
 }
 
+// TestControllerHelp checks that racekit controller -h shows the usage and
+// every flag on stdout, and that a bad value is a usage error.
 func TestControllerHelp(t *testing.T) {
-	var stderr bytes.Buffer
-	_, err := parseControllerFlags([]string{"-h"}, &stderr)
-	assert.Assert(t, errors.Is(err, flag.ErrHelp))
-	assert.Assert(t, bytes.HasPrefix(stderr.Bytes(), []byte(controllerUsage)), stderr.String())
-	assert.Equal(t, runController([]string{"--workers=0"}, io.Discard), exitUsage)
+	_, err := parseControllerFlags([]string{"-h"})
+	assert.Assert(t, errors.Is(err, flag.ErrHelp), "got %v", err)
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, runController([]string{"-h"}, &stdout, &stderr), exitOK)
+	assert.Assert(t, bytes.HasPrefix(stdout.Bytes(), []byte(controllerUsage)), stdout.String())
+	for _, name := range []string{"-kubeconfig", "-namespace", "-registry-url", "-metrics-addr", "-workers"} {
+		assert.Assert(t, bytes.Contains(stdout.Bytes(), []byte(name)), "help lacks %s:\n%s", name, stdout.String())
+	}
+	assert.Equal(t, stderr.String(), "")
+	assert.Equal(t, runController([]string{"--workers=0"}, io.Discard, io.Discard), exitUsage)
 }
 
 const kubeconfig = `apiVersion: v1
@@ -130,7 +137,7 @@ func TestDeployManifestArgs(t *testing.T) {
 		found = true
 		c := dep.Spec.Template.Spec.Containers[0]
 		assert.Assert(t, len(c.Args) > 0 && c.Args[0] == "controller", "args %q must start with the controller command", c.Args)
-		_, err = parseControllerFlags(c.Args[1:], io.Discard)
+		_, err = parseControllerFlags(c.Args[1:])
 		assert.NilError(t, err, "args %q", c.Args)
 	}
 	assert.Assert(t, found, "no Deployment in controller.yaml")

@@ -5,16 +5,24 @@
 //	racekit controller    run the reference controller against a cluster
 //	racekit help          show the commands
 //	racekit help scenario show the scenario language
+//
+// Every command prints its usage on standard output with -h or --help, as
+// does racekit help COMMAND.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 
 	"github.com/racekit/racekit/internal/assets"
+	"github.com/racekit/racekit/internal/hint"
 )
 
 func main() {
@@ -28,6 +36,9 @@ const (
 	exitUsage = 2
 )
 
+// commands are the names racekit accepts as its first argument.
+var commands = []string{"run", "envtest", "controller", "help"}
+
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
@@ -37,40 +48,88 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
 	case "envtest":
-		return envtest(stdout, stderr)
+		return envtest(args[1:], stdout, stderr)
 	case "controller":
-		return runController(args[1:], stderr)
+		return runController(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
-		if len(args) > 1 && args[1] == "scenario" {
-			if len(args) > 2 && args[2] == "--markdown" {
-				fmt.Fprint(stdout, languageMarkdown())
-				return exitOK
-			}
-			fmt.Fprint(stdout, languageText())
-			return exitOK
-		}
-		usage(stdout)
-		return exitOK
+		return help(args[1:], stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "racekit: unknown command %q\n", args[0])
+		fmt.Fprintf(stderr, "racekit: unknown command %q%s\n", args[0], hint.DidYouMean(args[0], commands))
 		usage(stderr)
 		return exitUsage
 	}
 }
 
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage: racekit COMMAND
+	fmt.Fprint(w, `usage: racekit COMMAND [ARGS]
 
 Commands:
-  run             run race scenarios (the flagship when no file is given); racekit run -h
+  run             run race scenarios (the flagship when no file is given)
   envtest         build kube-apiserver and etcd from source into the cache (once)
-  controller      run the reference controller against a cluster (racekit controller -h)
+  controller      run the reference controller against a cluster
   help            show this help
   help scenario   show the scenario language: commands, hook points, verbs
+
+racekit COMMAND -h (or racekit help COMMAND) shows a command's usage and flags.
 `)
 }
 
-func envtest(stdout, stderr io.Writer) int {
+// helpUsage is the usage of racekit help itself.
+const helpUsage = `usage: racekit help [COMMAND | scenario [--markdown]]
+
+Shows racekit's commands, one command's usage (the same as racekit COMMAND
+-h), or the scenario language; with --markdown, the scenario language as
+docs/scenario-language.md holds it.
+`
+
+// help is racekit help: the commands, one command's usage, or the scenario
+// language, on stdout.
+func help(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0:
+		usage(stdout)
+	case len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help" || args[0] == "help"):
+		fmt.Fprint(stdout, helpUsage)
+	case len(args) == 1 && args[0] == "scenario":
+		fmt.Fprint(stdout, languageText())
+	case len(args) == 2 && args[0] == "scenario" && args[1] == "--markdown":
+		fmt.Fprint(stdout, languageMarkdown())
+	case len(args) == 1 && (args[0] == "run" || args[0] == "envtest" || args[0] == "controller"):
+		return run([]string{args[0], "-h"}, stdout, stderr)
+	default:
+		var didYouMean string
+		if topics := slices.Concat(commands, []string{"scenario"}); !slices.Contains(topics, args[0]) {
+			didYouMean = hint.DidYouMean(args[0], topics)
+		}
+		fmt.Fprintf(stderr, "racekit help: no help for %q%s\n%s", strings.Join(args, " "), didYouMean, helpUsage)
+		return exitUsage
+	}
+	return exitOK
+}
+
+const envtestUsage = `usage: racekit envtest
+
+Builds kube-apiserver ` + assets.KubernetesVersion + ` and etcd ` + assets.EtcdVersion + ` from their Go modules,
+through the nested modules under this checkout's tools/, into
+~/.cache/racekit/envtest/ (about 8 minutes on 2 cores the first time), and
+does nothing when they are there. With $` + assets.EnvVar + ` set, it checks the
+binaries there instead and builds nothing.
+`
+
+func envtest(args []string, stdout, stderr io.Writer) int {
+	fl := flag.NewFlagSet("envtest", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	if err := fl.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, envtestUsage)
+		return exitOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "racekit envtest: %v\n%s", err, envtestUsage)
+		return exitUsage
+	}
+	if fl.NArg() > 0 {
+		fmt.Fprintf(stderr, "racekit envtest: unexpected argument %q\n%s", fl.Arg(0), envtestUsage)
+		return exitUsage
+	}
 	if dir := os.Getenv(assets.EnvVar); dir != "" {
 		if _, err := assets.Find(); err != nil {
 			fmt.Fprintf(stderr, "racekit envtest: %v\n", err)

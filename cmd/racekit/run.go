@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,14 +27,37 @@ import (
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = `usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--list] [--list-bugs] [FILE.txtar ...]
+const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--list] [--list-bugs] [FILE.txtar ...]\n"
 
+const runHelp = runUsage + `
 Runs race scenarios on a control plane of its own and prints a line per
-scenario. With -v, or when a scenario fails, it prints the scenario's
-timeline. With no FILE it runs the flagship scenario, built into racekit.
---bug runs the scenarios against a teaching variant of the controller that
-breaks one rule (--list-bugs lists them); a good scenario then fails.
+scenario, PASS or FAIL. With -v, or when a scenario fails, it prints the
+scenario's timeline. With no FILE it runs the flagship scenario, built into
+racekit. --bug runs the scenarios against a teaching variant of the
+controller that breaks one rule (--list-bugs lists them); a good scenario
+then fails.
+
+--trace json and --trace mermaid write for tools: standard output holds
+one document and nothing else, and the PASS and FAIL lines, failure logs
+and timelines go to standard error.
+  json     one array for any number of files, an object per scenario:
+           {"scenario": NAME, "passed": BOOL, "failure": MESSAGE, "rows": [...]},
+           with "failure" (the failing line and why) only when it failed
+  mermaid  one sequence diagram, so it takes one FILE at most
+
+Exit status: 0 when every scenario passed, 1 when one failed, 2 for a usage
+error.
+
+Flags:
 `
+
+// scenarioJSON is one scenario in the output of racekit run --trace json.
+type scenarioJSON struct {
+	Scenario string        `json:"scenario"`
+	Passed   bool          `json:"passed"`
+	Failure  string        `json:"failure,omitempty"`
+	Rows     []harness.Row `json:"rows"`
+}
 
 // runCmd is racekit run. It returns the process exit code.
 func runCmd(args []string, stdout, stderr io.Writer) int {
@@ -54,12 +78,21 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
 	bug := fl.String("bug", "", "run against the named teaching variant of the controller")
 	listBugs := fl.Bool("list-bugs", false, "list the teaching variants, and run nothing")
-	if err := fl.Parse(args); err != nil {
+	if err := fl.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, runHelp)
+		fl.SetOutput(stdout)
+		fl.PrintDefaults()
+		return exitOK
+	} else if err != nil {
 		fmt.Fprintf(stderr, "racekit run: %v\n%s", err, runUsage)
 		return exitUsage
 	}
 	if *format != "text" && *format != "mermaid" && *format != "json" {
 		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
+		return exitUsage
+	}
+	if *format == "mermaid" && fl.NArg() > 1 {
+		fmt.Fprintf(stderr, "racekit run: --trace mermaid draws one diagram, of one scenario: give one FILE, not %d\n%s", fl.NArg(), runUsage)
 		return exitUsage
 	}
 	if *listBugs {
@@ -108,32 +141,81 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 
-	color := *format == "text" && isTerminal(stdout)
+	// With --trace json or mermaid, standard output is the document alone,
+	// so that a tool can parse it; what people read goes to stderr.
+	human := stdout
+	if *format != "text" {
+		human = stderr
+	}
+	color := isTerminal(human)
 	code := exitOK
-	for _, r := range harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files, Bug: *bug}) {
+	results := harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files, Bug: *bug})
+	for _, r := range results {
 		status := "PASS"
 		if !r.Passed {
 			status, code = "FAIL", exitFail
 		}
-		fmt.Fprintf(stdout, "%s %s (%.2fs)\n", status, r.Name, r.Duration.Seconds())
+		fmt.Fprintf(human, "%s %s (%.2fs)\n", status, r.Name, r.Duration.Seconds())
 		if !r.Passed {
-			fmt.Fprintln(stdout, indent(strings.TrimRight(r.Log, "\n")))
+			fmt.Fprintln(human, indent(strings.TrimRight(r.Log, "\n")))
 		}
-		switch {
-		case *format == "mermaid":
-			fmt.Fprint(stdout, harness.Mermaid(r.Trace.Rows()))
-		case *format == "json":
-			out, err := harness.JSON(r.Trace.Rows())
-			if err != nil {
-				fmt.Fprintf(stderr, "racekit run: %v\n", err)
-				return exitFail
-			}
-			fmt.Fprint(stdout, out)
-		case *verbose || !r.Passed:
-			fmt.Fprint(stdout, harness.Timeline(r.Trace.Rows(), color))
+		if *verbose || !r.Passed {
+			fmt.Fprint(human, harness.Timeline(r.Trace.Rows(), color))
 		}
 	}
+	if *format == "text" {
+		return code
+	}
+	doc, err := document(*format, results)
+	if err == nil {
+		_, err = io.WriteString(stdout, doc)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: --trace %s: %v\n", *format, err)
+		return exitFail
+	}
 	return code
+}
+
+// document renders results as --trace json or mermaid writes them on
+// standard output: one JSON array, or the diagram of the one scenario.
+func document(format string, results []harness.Result) (string, error) {
+	if format == "json" {
+		return traceJSON(results)
+	}
+	var rows []harness.Row
+	if len(results) > 0 {
+		rows = results[0].Trace.Rows()
+	}
+	return harness.Mermaid(rows), nil
+}
+
+// traceJSON renders results as racekit run --trace json writes them: one
+// JSON array, an object per scenario.
+func traceJSON(results []harness.Result) (string, error) {
+	out := make([]scenarioJSON, 0, len(results))
+	for _, r := range results {
+		s := scenarioJSON{Scenario: r.Name, Passed: r.Passed, Rows: r.Trace.Rows()}
+		if !r.Passed {
+			s.Failure = failure(r.Log)
+		}
+		out = append(out, s)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode traces: %w", err)
+	}
+	return string(b) + "\n", nil
+}
+
+// failure returns what a failed scenario's log says from its first FAIL
+// line on: the failing command, with its file:line, and why. The phases
+// before it carry timings, which would make the JSON differ between runs.
+func failure(log string) string {
+	if i := strings.Index("\n"+log, "\nFAIL: "); i >= 0 {
+		log = log[i:]
+	}
+	return strings.TrimRight(log, "\n")
 }
 
 // scenarioFiles returns the files to run: the arguments, or the embedded
