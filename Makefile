@@ -17,6 +17,8 @@ MERMAID_DIR := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/racekit/mermaid-$(MERMAID_
 # time here and prints the table at the end (or at the first failure).
 STAGES := $(CURDIR)/.make-test-stages
 STAGE := STAGES=$(STAGES) tools/stage
+# The programs cmd/racekit's leak tests run, built before the tests start.
+LEAKBIN := $(CURDIR)/.leak-bin
 
 # Every test runs with the race detector, and go vet type-checks against the
 # same build: the dependency graph is compiled once for all of them (plus
@@ -53,7 +55,8 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
 	@$(STAGE) unit $(GO) test $(RACE) ./hooks/... ./controller/... ./harness/... ./internal/...
 	@$(STAGE) scenarios $(GO) test $(RACE) ./scenarios/...
-	@$(STAGE) cmd $(GO) test $(RACE) ./cmd/...
+	@$(STAGE) leak-bins env RACE=$(RACE) tools/leak-bins $(LEAKBIN)
+	@$(STAGE) cmd env RACEKIT_LEAK_BIN=$(LEAKBIN) $(GO) test $(RACE) ./cmd/...
 	@$(STAGE) determinism $(GO) test $(RACE) ./scenarios -run TestDeterminism -determinism 3 -count=1
 	@$(STAGE) --report
 

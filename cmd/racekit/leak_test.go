@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,54 +27,59 @@ import (
 // scenario command, an interrupt (SIGINT) to racekit run and to go test,
 // the end of a fuzzing run, and a fuzzing worker that crashes.
 
-// bins are the programs the leak tests run, built by TestMain before any
-// test starts. Building comes first, outside every guard and outside go
-// test's own -timeout (which starts with m.Run): a guard against a hang must
-// never time the compiler, and a fuzzing build recompiles the whole
-// dependency graph with coverage instrumentation, which takes minutes on a
-// cold build cache.
+// bins are the programs the leak tests run, built before any test starts
+// by tools/leak-bins, the one place that says how. make test builds them
+// in a stage of its own and names the folder in $RACEKIT_LEAK_BIN: a
+// fuzzing build recompiles the whole dependency graph with coverage
+// instrumentation, which takes minutes on a cold build cache, and neither
+// a guard against a hang nor go test's own -timeout may time the compiler.
+// Without the variable, TestMain builds them itself (go test's -timeout
+// then covers that build too).
 var bins struct {
 	dir                             string
 	racekit, harnessTest, harnessFz string
-	took                            string // how long each build took, for guard messages
+	took                            string // what building them took, for guard messages
 	err                             error
+	temp                            bool // dir is TestMain's, to remove
 }
 
-// raceFlags builds the binaries the way this test binary was built, so that
-// they share its compiled packages: with -race under make test.
-func raceFlags() []string {
-	if raceEnabled {
-		return []string{"-race"}
-	}
-	return nil
-}
+// leakBinEnv names the folder of prebuilt binaries.
+const leakBinEnv = "RACEKIT_LEAK_BIN"
 
-// buildBinaries builds racekit, the harness's test binary, and the harness's
-// test binary instrumented for fuzzing, as go test -fuzz would build it.
-func buildBinaries() {
-	dir, err := os.MkdirTemp("", "racekit-leak-bin-")
-	if err != nil {
-		bins.err = err
-		return
-	}
-	bins.dir = dir
-	bins.racekit = filepath.Join(dir, "racekit")
-	bins.harnessTest = filepath.Join(dir, "harness.test")
-	bins.harnessFz = filepath.Join(dir, "harness.fuzz.test")
-	var took []string
-	for _, args := range [][]string{
-		append(append([]string{"build"}, raceFlags()...), "-o", bins.racekit, "."),
-		append(append([]string{"test", "-c"}, raceFlags()...), "-o", bins.harnessTest, "../../harness"),
-		{"test", "-c", "-fuzz", "FuzzScript$", "-o", bins.harnessFz, "../../harness"},
-	} {
-		start := time.Now()
-		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
-			bins.err = fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out)
+// findBinaries points bins at the prebuilt binaries, or builds them, with
+// the race flag this test binary was built with, so that they share its
+// compiled packages.
+func findBinaries() {
+	bins.dir = os.Getenv(leakBinEnv)
+	if bins.dir == "" {
+		dir, err := os.MkdirTemp("", "racekit-leak-bin-")
+		if err != nil {
+			bins.err = err
 			return
 		}
-		took = append(took, fmt.Sprintf("go %s: %v", strings.Join(args, " "), time.Since(start).Round(100*time.Millisecond)))
+		bins.dir, bins.temp = dir, true
+		cmd := exec.Command("../../tools/leak-bins", dir)
+		if raceEnabled {
+			cmd.Env = append(os.Environ(), "RACE=-race")
+		}
+		out, err := cmd.CombinedOutput()
+		bins.took = strings.TrimSpace(string(out))
+		if err != nil {
+			bins.err = fmt.Errorf("tools/leak-bins: %w\n%s", err, out)
+			return
+		}
+	} else {
+		bins.took = "prebuilt in " + bins.dir + " ($" + leakBinEnv + ")"
 	}
-	bins.took = strings.Join(took, "\n")
+	bins.racekit = filepath.Join(bins.dir, "racekit")
+	bins.harnessTest = filepath.Join(bins.dir, "harness.test")
+	bins.harnessFz = filepath.Join(bins.dir, "harness.fuzz.test")
+	for _, b := range []string{bins.racekit, bins.harnessTest, bins.harnessFz} {
+		if _, err := os.Stat(b); err != nil {
+			bins.err = fmt.Errorf("%w (run tools/leak-bins %s)", err, bins.dir)
+			return
+		}
+	}
 }
 
 // wantsLeakTests reports whether -run selects a leak test, so that a run of
@@ -91,10 +97,10 @@ func wantsLeakTests() bool {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if wantsLeakTests() {
-		buildBinaries()
+		findBinaries()
 	}
 	code := m.Run()
-	if bins.dir != "" {
+	if bins.temp {
 		os.RemoveAll(bins.dir)
 	}
 	os.Exit(code)
@@ -106,7 +112,7 @@ func built(t *testing.T) {
 	if bins.err != nil {
 		t.Fatalf("build the binaries the leak tests run: %v", bins.err)
 	}
-	if bins.dir == "" {
+	if bins.racekit == "" {
 		t.Fatal("the leak test binaries were not built: TestMain did not expect this test to run")
 	}
 }
@@ -203,10 +209,11 @@ spec:
 `), 0o644))
 
 	// A short fuzzing run, as make fuzz runs it through go test, but with
-	// the instrumented binary built beforehand: one worker, and a few
-	// executions past the seed corpus. A corpus cache of its own keeps the
+	// the instrumented binary built beforehand: one worker, and ten
+	// executions past the seed corpus (an execution count covers the seeds
+	// too). A corpus cache of its own keeps the
 	// user's out of it.
-	fuzz := []string{"-test.run", "^$", "-test.fuzz", "FuzzScript$", "-test.fuzztime", "70x", "-test.parallel", "1",
+	fuzz := []string{"-test.run", "^$", "-test.fuzz", "FuzzScript$", "-test.fuzztime", fmt.Sprintf("%dx", seeds(t)+10), "-test.parallel", "1",
 		"-test.fuzzminimizetime", "1x", "-test.fuzzcachedir=" + t.TempDir()}
 
 	// An interrupted process dies by the signal, after its cleanup, so that
@@ -255,9 +262,17 @@ spec:
 				guard := time.AfterFunc(tc.bound, func() {
 					// What was running is read before the kill, which
 					// would take it away.
-					what := strings.Join(running(tmp), "\n")
+					procs := running(tmp)
+					what := strings.Join(procs, "\n")
 					hung.Store(&what)
 					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+					// The control plane runs in process groups of its
+					// own: end it too, so a hang leaves nothing behind.
+					for _, p := range procs {
+						if pid, err := strconv.Atoi(strings.SplitN(p, ":", 2)[0]); err == nil {
+							_ = syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
 				})
 				defer guard.Stop()
 			}
@@ -286,6 +301,21 @@ spec:
 			assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
 		})
 	}
+}
+
+// seeds returns how many inputs FuzzScript seeds its corpus with: the
+// files it adds with f.Add.
+func seeds(t *testing.T) int {
+	t.Helper()
+	n := 0
+	// FuzzScript's seed patterns, as harness/fuzz_test.go lists them.
+	for _, pattern := range []string{"../../scenarios/*.txtar", "../../testdata/bad/*.txtar", "../../testdata/false/*.txtar"} {
+		files, err := filepath.Glob(pattern)
+		assert.NilError(t, err)
+		n += len(files)
+	}
+	assert.Assert(t, n > 0, "FuzzScript has no seeds")
+	return n
 }
 
 // lastLines returns the last n lines of s.
