@@ -11,7 +11,7 @@ import (
 
 // TestReadmeLayout checks that the README's Layout names every folder of
 // the repository's top level, and every folder directly under internal/,
-// testdata/ and tools/, as NAME/.
+// testdata/ and tools/, as NAME/, and every script in tools/.
 func TestReadmeLayout(t *testing.T) {
 	data, err := os.ReadFile("../../README.md")
 	assert.NilError(t, err)
@@ -25,13 +25,18 @@ func TestReadmeLayout(t *testing.T) {
 		entries, err := os.ReadDir(filepath.Join("../..", parent))
 		assert.NilError(t, err)
 		for _, e := range entries {
-			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			name := e.Name() + "/"
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+				continue
+			case !e.IsDir() && parent == "tools":
+				name = e.Name()
+			case !e.IsDir():
 				continue
 			}
-			name := e.Name() + "/"
 			if parent == "" && !strings.Contains("\n"+layout, "\n"+name) ||
 				parent != "" && !strings.Contains(layout, name) {
-				missing = append(missing, filepath.Join(parent, e.Name())+"/")
+				missing = append(missing, filepath.Join(parent, name))
 			}
 		}
 	}
