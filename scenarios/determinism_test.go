@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -14,15 +16,27 @@ import (
 	"github.com/racekit/racekit/harness"
 )
 
-var rounds = flag.Int("determinism", 0, "run the whole catalogue this many times and compare the normalized traces of the runs")
+var rounds = flag.Int("determinism", 0, "run the whole catalogue this many times and compare the normalized traces of the runs (default $"+roundsEnv+", or 0)")
+
+// roundsEnv sets -determinism's default. make test sets it instead of the
+// flag because it tests every package in one go test command, which
+// would hand a flag to packages that do not define it.
+const roundsEnv = "RACEKIT_DETERMINISM"
 
 // TestDeterminism runs every scenario -determinism times, each round in
 // parallel as usual, and fails on any failed run and on any difference
 // between the normalized traces of one scenario's runs. It ends with one
 // summary line. make test runs 3 rounds, make determinism 50.
 func TestDeterminism(t *testing.T) {
-	if *rounds == 0 {
-		t.Skip("set -determinism N to run the catalogue N times")
+	n := *rounds
+	if env := os.Getenv(roundsEnv); n == 0 && env != "" {
+		var err error
+		if n, err = strconv.Atoi(env); err != nil || n < 0 {
+			t.Fatalf("$%s=%q: want a whole number of rounds", roundsEnv, env)
+		}
+	}
+	if n == 0 {
+		t.Skip("set -determinism N or $" + roundsEnv + "=N to run the catalogue N times")
 	}
 	var mu sync.Mutex
 	traces := map[string][]string{}
@@ -35,32 +49,32 @@ func TestDeterminism(t *testing.T) {
 			failed[sc.Name]++
 		}
 	}}
-	for i := 1; i <= *rounds; i++ {
+	for i := 1; i <= n; i++ {
 		t.Run(fmt.Sprintf("round-%d", i), func(t *testing.T) {
 			testscript.Run(t, harness.Params(context.Background(), cp, opts))
 		})
 	}
 
 	names := make([]string, 0, len(traces))
-	for n := range traces {
-		names = append(names, n)
+	for name := range traces {
+		names = append(names, name)
 	}
 	sort.Strings(names)
 	failures, differences := 0, 0
-	for _, n := range names {
-		failures += failed[n]
-		runs := traces[n]
-		if len(runs) != *rounds {
-			t.Errorf("%s ran %d times, want %d", n, len(runs), *rounds)
+	for _, name := range names {
+		failures += failed[name]
+		runs := traces[name]
+		if len(runs) != n {
+			t.Errorf("%s ran %d times, want %d", name, len(runs), n)
 		}
 		for i, tr := range runs[1:] {
 			if diff := cmp.Diff(runs[0], tr); diff != "" {
 				differences++
-				t.Errorf("%s: the trace of run %d differs from run 1 (-run 1 +run %d):\n%s", n, i+2, i+2, diff)
+				t.Errorf("%s: the trace of run %d differs from run 1 (-run 1 +run %d):\n%s", name, i+2, i+2, diff)
 			}
 		}
 	}
-	summary := fmt.Sprintf("determinism: %d rounds of %d scenarios: %d failed runs, %d trace differences", *rounds, len(names), failures, differences)
+	summary := fmt.Sprintf("determinism: %d rounds of %d scenarios: %d failed runs, %d trace differences", n, len(names), failures, differences)
 	fmt.Println(summary)
 	if failures > 0 {
 		t.Error(summary)

@@ -252,6 +252,9 @@ spec:
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own processes and TMPDIR, and spends
+			// most of its time waiting on them.
+			t.Parallel()
 			started := time.Now()
 			cmd, out, tmp := start(t, tc.bin, tc.dir, tc.env, tc.args...)
 			var hung atomic.Pointer[string]
@@ -362,6 +365,7 @@ func trimLines(s string) string {
 // that is already closed, as in racekit run -v | head -c 0: its writes fail,
 // and racekit must still stop its control plane when it ends.
 func TestNoLeakOnClosedPipe(t *testing.T) {
+	t.Parallel()
 	built(t)
 	racekit := bins.racekit
 	tmp := t.TempDir()
