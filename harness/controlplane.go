@@ -39,8 +39,11 @@ type ControlPlane struct {
 	// own setup and for assertions, never for a scenario's actors.
 	admin   *rest.Config
 	dynamic dynamic.Interface
-	mapper  meta.RESTMapper
-	logs    *tail
+	// mapper knows the built-in resources and every CRD installed;
+	// baseMapper, what discovery showed at start (crds.go).
+	mapper     *swapMapper
+	baseMapper meta.RESTMapper
+	logs       *tail
 	// root is the folder that holds etcd's data and the API server's
 	// certificates (root.go).
 	root string
@@ -60,6 +63,11 @@ type ControlPlane struct {
 	// kill makes Stop kill the processes instead of letting them drain
 	// (WithKillOnStop).
 	kill bool
+
+	// crds are the CRDs installed, by name, with where each came from;
+	// crdMu serializes InstallCRDs.
+	crdMu sync.Mutex
+	crds  map[string]CRD
 
 	// api is what the API-semantics commands keep for running scenarios:
 	// their watches and their holds on old revisions (etcd.go, watch.go).
@@ -146,7 +154,7 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 		},
 	}
 	configureAPIServer(env.ControlPlane.APIServer)
-	cp := &ControlPlane{env: env, root: root, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill}
+	cp := &ControlPlane{env: env, root: root, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill, crds: map[string]CRD{}}
 	cp.starting.Lock()
 	if !cfg.noSignals {
 		stopOnSignal(cp)
@@ -167,10 +175,13 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 		_ = cp.Stop()
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
-	if cp.mapper, err = newMapper(cp.admin); err != nil {
+	mapper, err := newMapper(cp.admin)
+	if err != nil {
 		_ = cp.Stop()
 		return nil, err
 	}
+	cp.baseMapper = mapper
+	cp.mapper = newSwapMapper(mapper)
 	if err := cp.warmUp(ctx, crds); err != nil {
 		_ = cp.Stop()
 		return nil, err

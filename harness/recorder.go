@@ -60,6 +60,9 @@ type Recorder struct {
 	seq     int
 	// objects holds what the trace says of each object (latest.go).
 	objects map[objectKey]*latest
+	// writes holds what each object's last successful write left
+	// (written.go).
+	writes map[objectKey]seenVersion
 }
 
 // Wrap returns a function for rest.Config.Wrap that records every exchange
@@ -114,6 +117,7 @@ func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte,
 	f()
 	if key, ok := objectKeyOf(req, x); ok {
 		r.answeredAbout(key, x, req, code, body)
+		r.noteWritten(key, x, code, body)
 	}
 }
 

@@ -90,6 +90,9 @@ type Scenario struct {
 	// verifyReads checks each read answered from the trace against a GET
 	// (ScriptOptions.VerifyReads).
 	verifyReads bool
+	// cacheTimeout bounds each wait for a cached controller's cache to
+	// catch up (cache.go); zero means DefaultCacheTimeout.
+	cacheTimeout time.Duration
 }
 
 // armedHook is a hook with where the script armed it.
