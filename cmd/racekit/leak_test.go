@@ -82,8 +82,9 @@ func findBinaries() {
 	}
 }
 
-// wantsLeakTests reports whether -run selects a leak test, so that a run of
-// the other tests builds nothing.
+// wantsLeakTests reports whether -run selects a test that runs the
+// binaries (the leak tests, TestTraceForTools), so that a run of the other
+// tests builds nothing.
 func wantsLeakTests() bool {
 	f := flag.Lookup("test.run")
 	if f == nil || f.Value.String() == "" {
@@ -91,7 +92,7 @@ func wantsLeakTests() bool {
 	}
 	top, _, _ := strings.Cut(f.Value.String(), "/")
 	re, err := regexp.Compile(top)
-	return err != nil || re.MatchString("TestNoLeaks") || re.MatchString("TestNoLeakOnClosedPipe")
+	return err != nil || re.MatchString("TestNoLeaks") || re.MatchString("TestNoLeakOnClosedPipe") || re.MatchString("TestTraceForTools")
 }
 
 func TestMain(m *testing.M) {

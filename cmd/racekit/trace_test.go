@@ -41,7 +41,8 @@ func TestTraceForTools(t *testing.T) {
 	if _, err := assets.Find(); err != nil {
 		t.Fatalf("%v", err) // racekit would build them, for minutes
 	}
-	racekit := buildRacekit(t)
+	built(t)
+	racekit := bins.racekit
 	flagship := "../../scenarios/deployment_conflict.txtar"
 	failing := filepath.Join(t.TempDir(), "failing.txtar")
 	assert.NilError(t, os.WriteFile(failing, []byte(failingScenario), 0o644))
@@ -66,6 +67,7 @@ func TestTraceForTools(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each run has a control plane of its own
 			var stdout, stderr bytes.Buffer
 			cmd := exec.Command(racekit, append([]string{"run"}, tc.args...)...)
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -145,21 +147,6 @@ func mermaidDir(t *testing.T) string {
 		t.Fatalf("the Mermaid parser is not installed in %s: run make mermaid (it needs node and npm)", dir)
 	}
 	return dir
-}
-
-// buildRacekit compiles racekit into a folder of the test's own, with -race
-// when this test binary has it, so that the two share compiled packages.
-func buildRacekit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "racekit")
-	args := []string{"build", "-o", bin}
-	if raceEnabled {
-		args = append(args, "-race")
-	}
-	if out, err := exec.Command("go", append(args, ".")...).CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // TestFailure checks that the failure message of racekit run --trace json
