@@ -2,6 +2,7 @@ package compare
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -24,6 +25,12 @@ import (
 var cp *harness.ControlPlane
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	// This package holds benchmarks alone: a run without -bench (go test
+	// ./..., say) has nothing to start a control plane for.
+	if f := flag.Lookup("test.bench"); f == nil || f.Value.String() == "" {
+		os.Exit(m.Run())
+	}
 	// envtest logs through controller-runtime's logger; unset, it warns on
 	// stderr after 30 s, in the middle of the benchmark lines.
 	ctrllog.SetLogger(logr.Discard())
