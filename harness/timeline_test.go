@@ -3,13 +3,14 @@ package harness
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/internal/mermaid"
 )
 
 // sampleRows cover what a timeline and a diagram must render: a create with
@@ -70,7 +71,6 @@ func TestJSON(t *testing.T) {
 // TestMermaidParses checks the diagrams racekit draws, and every diagram in
 // the docs, with the real Mermaid parser (make mermaid installs it from npm).
 func TestMermaidParses(t *testing.T) {
-	dir := mermaidDir(t)
 	files := []string{filepath.Join(t.TempDir(), "sample.mmd")}
 	assert.NilError(t, os.WriteFile(files[0], []byte(Mermaid(sampleRows())), 0o644))
 	docs, err := filepath.Glob("../docs/*/*.md")
@@ -86,47 +86,17 @@ func TestMermaidParses(t *testing.T) {
 			files = append(files, f)
 		}
 	}
-	script, err := os.ReadFile("../tools/mermaid/check.mjs")
+	out, err := mermaid.Check("..", files...)
 	assert.NilError(t, err)
-	cmd := exec.Command("node", append([]string{"--input-type=module", "-"}, files...)...)
-	cmd.Dir = dir // the script's imports resolve from the installed packages
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.CombinedOutput()
-	assert.NilError(t, err, "Mermaid refused a diagram:\n%s", out)
-	assert.Equal(t, strings.Count(string(out), ": ok (sequence)"), len(files), "%s", out)
+	assert.Equal(t, strings.Count(out, ": ok (sequence)"), len(files), "%s", out)
 }
 
 // TestMermaidCheckCanFail makes sure the parser check rejects a broken
 // diagram, so that TestMermaidParses means something.
 func TestMermaidCheckCanFail(t *testing.T) {
-	dir := mermaidDir(t)
 	f := filepath.Join(t.TempDir(), "bad.mmd")
 	assert.NilError(t, os.WriteFile(f, []byte("sequenceDiagram\n    a->>b: x; y\n    a-x>b: bad\n"), 0o644))
-	script, err := os.ReadFile("../tools/mermaid/check.mjs")
-	assert.NilError(t, err)
-	cmd := exec.Command("node", "--input-type=module", "-", f)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.CombinedOutput()
+	out, err := mermaid.Check("..", f)
 	assert.Assert(t, err != nil, "a broken diagram parsed:\n%s", out)
-	assert.Assert(t, strings.Contains(string(out), "Parse error"), "%s", out)
-}
-
-// mermaidDir returns where make mermaid installed the parser, and fails with
-// what to run when it has not.
-func mermaidDir(t *testing.T) string {
-	t.Helper()
-	pkg, err := os.ReadFile("../tools/mermaid/package.json")
-	assert.NilError(t, err)
-	var p struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	assert.NilError(t, json.Unmarshal(pkg, &p))
-	cache, err := os.UserCacheDir()
-	assert.NilError(t, err)
-	dir := filepath.Join(cache, "racekit", "mermaid-"+p.Dependencies["mermaid"])
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
-		t.Fatalf("the Mermaid parser is not installed in %s: run make mermaid (it needs node and npm)", dir)
-	}
-	return dir
+	assert.Assert(t, strings.Contains(out, "Parse error"), "%s", out)
 }

@@ -195,19 +195,7 @@ func TestNoLeaks(t *testing.T) {
 	built(t)
 	racekit, harnessTest := bins.racekit, bins.harnessTest
 	failing := filepath.Join(t.TempDir(), "failing.txtar")
-	assert.NilError(t, os.WriteFile(failing, []byte(`# A scenario that fails on purpose.
-create webapp.yaml
-reconcile webapps/web
-field deployments/web spec.replicas 7
--- webapp.yaml --
-apiVersion: demo.racekit.dev/v1alpha1
-kind: WebApp
-metadata:
-  name: web
-spec:
-  replicas: 1
-  image: nginx
-`), 0o644))
+	assert.NilError(t, os.WriteFile(failing, []byte(failingScenario), 0o644))
 
 	// A short fuzzing run, as make fuzz runs it through go test, but with
 	// the instrumented binary built beforehand: one worker, and ten

@@ -14,6 +14,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/racekit/racekit/internal/assets"
+	"github.com/racekit/racekit/internal/mermaid"
 )
 
 // failingScenario fails on its last line, after the controller has made
@@ -120,33 +121,9 @@ func checkMermaid(t *testing.T, out []byte) {
 	assert.Equal(t, bytes.Count(out, []byte("sequenceDiagram")), 1, "stdout:\n%s", out)
 	f := filepath.Join(t.TempDir(), "trace.mmd")
 	assert.NilError(t, os.WriteFile(f, out, 0o644))
-	script, err := os.ReadFile("../../tools/mermaid/check.mjs")
-	assert.NilError(t, err)
-	cmd := exec.Command("node", "--input-type=module", "-", f)
-	cmd.Dir = mermaidDir(t) // the script's imports resolve from the installed packages
-	cmd.Stdin = bytes.NewReader(script)
-	res, err := cmd.CombinedOutput()
-	assert.NilError(t, err, "Mermaid refused stdout:\n%s\nstdout:\n%s", res, out)
-	assert.Assert(t, strings.Contains(string(res), ": ok (sequence)"), "%s", res)
-}
-
-// mermaidDir returns where make mermaid installed the parser, and fails with
-// what to run when it has not.
-func mermaidDir(t *testing.T) string {
-	t.Helper()
-	pkg, err := os.ReadFile("../../tools/mermaid/package.json")
-	assert.NilError(t, err)
-	var p struct {
-		Dependencies map[string]string `json:"dependencies"`
-	}
-	assert.NilError(t, json.Unmarshal(pkg, &p))
-	cache, err := os.UserCacheDir()
-	assert.NilError(t, err)
-	dir := filepath.Join(cache, "racekit", "mermaid-"+p.Dependencies["mermaid"])
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "mermaid", "package.json")); err != nil {
-		t.Fatalf("the Mermaid parser is not installed in %s: run make mermaid (it needs node and npm)", dir)
-	}
-	return dir
+	res, err := mermaid.Check("../..", f)
+	assert.NilError(t, err, "stdout:\n%s", out)
+	assert.Assert(t, strings.Contains(res, ": ok (sequence)"), "%s", res)
 }
 
 // TestFailure checks that the failure message of racekit run --trace json
