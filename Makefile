@@ -34,7 +34,7 @@ help: ## show the targets
 		'{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > w) w = length($$1) } \
 		END { for (i = 1; i <= NR; i++) printf "  %-" w "s  %s\n", name[i], text[i] }'
 
-envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 9 minutes cold)
+envtest: ## build kube-apiserver and etcd from source into the user cache (once; about 10 minutes cold)
 	$(GO) run ./internal/assets/envtest
 
 mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)

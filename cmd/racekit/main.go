@@ -111,7 +111,7 @@ const envtestUsage = `usage: racekit envtest
 
 Builds kube-apiserver ` + assets.KubernetesVersion + ` and etcd ` + assets.EtcdVersion + ` from their Go modules,
 through the nested modules under this checkout's tools/, into
-~/.cache/racekit/envtest/ (about 8 minutes on 2 cores the first time), and
+~/.cache/racekit/envtest/ (about 10 minutes on 2 cores the first time), and
 does nothing when they are there. With $` + assets.EnvVar + ` set, it checks the
 binaries there instead and builds nothing.
 `

@@ -43,7 +43,7 @@ func Build(ctx context.Context, root string, w io.Writer) (string, error) {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
 	fmt.Fprintf(w, "envtest: building %s into %s\n", strings.Join(missing, " and "), dir)
-	fmt.Fprintf(w, "envtest: the first build takes several minutes (about 8 on 2 cores); with a warm Go build cache about 20 s\n")
+	fmt.Fprintf(w, "envtest: the first build takes several minutes (about 10 on 2 cores); with a warm Go build cache about 20 s\n")
 	for _, t := range tools {
 		if !contains(missing, t.binary) {
 			continue
