@@ -36,6 +36,11 @@ func init() {
 		Negation: NegSelf, Run: runAnnotation,
 	})
 	register(&Command{
+		Name: "condition", Args: "RESOURCE/NAME TYPE STATUS [REASON]", Group: "assert", MinArgs: 3, MaxArgs: 4,
+		Summary: "assert that the object's status.conditions (metav1.Condition, as most controllers write them) has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
+		Run:     runCondition,
+	})
+	register(&Command{
 		Name: "fired", Args: "HOOK COUNT", Group: "assert", MinArgs: 2, MaxArgs: 2,
 		Summary: "assert that the HOOKth armed hook has fired COUNT times (a hook that never fires fails the scenario anyway)",
 		Run:     runFired,
@@ -200,4 +205,48 @@ func runFired(sc *Scenario, inv Invocation) error {
 func runTrace(sc *Scenario, inv Invocation) error {
 	_, err := fmt.Fprint(inv.Stdout, sc.Trace().Normalize())
 	return err
+}
+
+// conditionStatuses are the values a condition's status may take.
+var conditionStatuses = []string{"True", "False", "Unknown"}
+
+// runCondition reads the object's status.conditions as metav1.Condition
+// lays them out (type, status, reason), whatever the object's kind.
+func runCondition(sc *Scenario, inv Invocation) error {
+	r, err := sc.object(inv.Args[0])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	typ, status := inv.Args[1], inv.Args[2]
+	if !contains(conditionStatuses, status) {
+		return usageErr("bad status %q%s: a condition's status is True, False or Unknown", status, suggest(status, conditionStatuses))
+	}
+	obj, err := sc.read(r)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r, err)
+	}
+	conds, _, err := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	if err != nil {
+		return fmt.Errorf("%s status.conditions is not a list of conditions: %w", r, err)
+	}
+	want := []string{typ, status}
+	got := []string{typ, "<absent>"}
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] != typ {
+			continue
+		}
+		got = []string{typ, fmt.Sprint(m["status"])}
+		if len(inv.Args) == 4 {
+			reason, _ := m["reason"].(string)
+			got = append(got, reason)
+		}
+	}
+	if len(inv.Args) == 4 {
+		want = append(want, inv.Args[3])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		return fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20))
+	}
+	return nil
 }

@@ -39,11 +39,6 @@ func init() {
 		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
 		Run:     runOwnedBy,
 	})
-	register(&Command{
-		Name: "condition", Args: "webapps/NAME TYPE STATUS [REASON]", Group: "assert", MinArgs: 3, MaxArgs: 4,
-		Summary: "assert that the WebApp's status has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
-		Run:     runCondition,
-	})
 }
 
 func runRegistryCreates(sc *Scenario, inv Invocation) error {
@@ -166,39 +161,6 @@ func runOwnedBy(sc *Scenario, inv Invocation) error {
 	}
 	if got != want {
 		return fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20))
-	}
-	return nil
-}
-
-func runCondition(sc *Scenario, inv Invocation) error {
-	r, err := sc.object(inv.Args[0])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if r.gvr.GroupResource() != v1alpha1.GroupVersion.WithResource(v1alpha1.Resource).GroupResource() {
-		return usageErr("conditions are asserted on webapps, not %s", r.gvr.Resource)
-	}
-	obj, err := sc.read(r)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", r, err)
-	}
-	var app v1alpha1.WebApp
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &app); err != nil {
-		return fmt.Errorf("decode %s: %w", r, err)
-	}
-	want := []string{inv.Args[1], inv.Args[2]}
-	got := []string{inv.Args[1], "<absent>"}
-	if c := meta.FindStatusCondition(app.Status.Conditions, inv.Args[1]); c != nil {
-		got = []string{c.Type, string(c.Status)}
-		if len(inv.Args) == 4 {
-			got = append(got, c.Reason)
-		}
-	}
-	if len(inv.Args) == 4 {
-		want = append(want, inv.Args[3])
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		return fmt.Errorf("%s condition (-want +got)\n%s", r, diff)
 	}
 	return nil
 }
