@@ -130,27 +130,13 @@ func envtest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit envtest: unexpected argument %q\n%s", fl.Arg(0), envtestUsage)
 		return exitUsage
 	}
-	if dir := os.Getenv(assets.EnvVar); dir != "" {
-		if _, err := assets.Find(); err != nil {
-			fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
-			return exitFail
-		}
-		fmt.Fprintf(stdout, "envtest: using %s=%s; nothing to build\n", assets.EnvVar, dir)
-		return exitOK
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	wd, err := os.Getwd()
-	if err != nil {
-		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
-		return exitFail
+	if err == nil {
+		err = assets.Prepare(ctx, wd, stdout)
 	}
-	root, err := assets.Root(wd)
 	if err != nil {
-		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
-		return exitFail
-	}
-	if _, err := assets.Build(ctx, root, stdout); err != nil {
 		fmt.Fprintf(stderr, "racekit envtest: %v\n", err)
 		return exitFail
 	}
