@@ -52,31 +52,40 @@ func init() {
 	})
 }
 
+// wireCalls reads the ACTOR VERB RESOURCE/NAME[/SUB] and COUNT arguments
+// that conflicts and wire share, and returns the object, the count wanted,
+// the trace and ACTOR's VERB calls on the object in it.
+func (sc *Scenario) wireCalls(actor, verb, object, count string) (ref, int, Trace, []*Exchange, error) {
+	want, err := parseCount(count)
+	if err != nil {
+		return ref{}, 0, nil, nil, err
+	}
+	r, err := sc.object(object)
+	if err != nil {
+		return ref{}, 0, nil, nil, usageErr("%v", err)
+	}
+	tr := sc.Trace()
+	return r, want, tr, tr.Calls(actor, verb, r.String()), nil
+}
+
 // runConflicts counts the answers whose Status reason is Conflict: a 409
 // says only that the request clashed with the object's state, and a 409
 // AlreadyExists (a create of a name that is taken) is no race at all.
 func runConflicts(sc *Scenario, inv Invocation) error {
 	actor, verb := inv.Args[0], inv.Args[1]
-	want, err := parseCount(inv.Args[3])
+	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[3])
 	if err != nil {
 		return err
 	}
-	r, err := sc.object(inv.Args[2])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	tr := sc.Trace()
 	got := 0
 	var others []string // the 409s with another reason
-	for _, x := range tr.Exchanges() {
-		if x.Actor != actor || x.Verb != verb || x.Object() != r.String() || x.Code != 409 {
-			continue
-		}
-		if isConflict(x.Code, x.Reason) {
+	for _, x := range calls {
+		switch {
+		case isConflict(x.Code, x.Reason):
 			got++
-			continue
+		case x.Code == 409:
+			others = append(others, fmt.Sprintf("#%d %d %s", x.Seq, x.Code, x.Reason))
 		}
-		others = append(others, fmt.Sprintf("#%d %d %s", x.Seq, x.Code, x.Reason))
 	}
 	if got == want {
 		return nil
@@ -96,16 +105,17 @@ func runWire(sc *Scenario, inv Invocation) error {
 	if err != nil || code < 100 || code > 599 {
 		return usageErr("bad status code %q", inv.Args[3])
 	}
-	want, err := parseCount(inv.Args[4])
+	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[4])
 	if err != nil {
 		return err
 	}
-	r, err := sc.object(inv.Args[2])
-	if err != nil {
-		return usageErr("%v", err)
+	got := 0
+	for _, x := range calls {
+		if x.Code == code {
+			got++
+		}
 	}
-	tr := sc.Trace()
-	if got := tr.Count(actor, verb, r.String(), code); got != want {
+	if got != want {
 		return fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
 			want, code, actor, verb, r, got, tr.Tail(20))
 	}

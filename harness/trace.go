@@ -23,16 +23,16 @@ func (t Trace) Exchanges() []*Exchange {
 	return out
 }
 
-// Count returns how many exchanges of actor's verb on object got code.
-// object is resource[/name[/subresource]], as in Call.Object.
-func (t Trace) Count(actor, verb, object string, code int) int {
-	n := 0
+// Calls returns the exchanges of actor's verb on object, in order. object
+// is resource[/name[/subresource]], as in Call.Object.
+func (t Trace) Calls(actor, verb, object string) []*Exchange {
+	var out []*Exchange
 	for _, x := range t.Exchanges() {
-		if x.Actor == actor && x.Verb == verb && x.Object() == object && x.Code == code {
-			n++
+		if x.Actor == actor && x.Verb == verb && x.Object() == object {
+			out = append(out, x)
 		}
 	}
-	return n
+	return out
 }
 
 // RoundTrips returns the sum of the exchanges' durations: the time the

@@ -59,17 +59,23 @@ func TestNormalizeIsStable(t *testing.T) {
 	assert.Assert(t, a != run(1000, "u-1", true).Normalize(), "a no-op write (same rv) must render differently")
 }
 
-func TestCountAndRoundTrips(t *testing.T) {
+func TestCallsAndRoundTrips(t *testing.T) {
 	tr := Trace{
 		exchange(1, "controller", "update", "deployments", "web", "1", 409, "Conflict", ""),
 		exchange(2, "controller", "update", "deployments", "web", "2", 409, "Conflict", ""),
 		exchange(3, "controller", "update", "deployments", "web", "3", 200, "OK", "4"),
 		exchange(4, "bob", "update", "deployments", "web", "3", 409, "Conflict", ""),
 	}
-	assert.Equal(t, tr.Count("controller", "update", "deployments/web", 409), 2)
-	assert.Equal(t, tr.Count("controller", "update", "deployments/web", 200), 1)
-	assert.Equal(t, tr.Count("bob", "update", "deployments/web", 409), 1)
-	assert.Equal(t, tr.Count("bob", "patch", "deployments/web", 409), 0)
+	codes := func(xs []*Exchange) []int {
+		var out []int
+		for _, x := range xs {
+			out = append(out, x.Code)
+		}
+		return out
+	}
+	assert.DeepEqual(t, codes(tr.Calls("controller", "update", "deployments/web")), []int{409, 409, 200})
+	assert.DeepEqual(t, codes(tr.Calls("bob", "update", "deployments/web")), []int{409})
+	assert.Assert(t, tr.Calls("bob", "patch", "deployments/web") == nil)
 	assert.Equal(t, tr.RoundTrips(), 10*time.Millisecond)
 }
 
