@@ -1,16 +1,297 @@
-// Package racekit makes Kubernetes optimistic-concurrency races happen on
-// purpose, deterministically, against a real kube-apiserver.
+// Package racekit races your Kubernetes controllers against a real
+// kube-apiserver: it makes optimistic-concurrency races happen on purpose,
+// at the moment a scenario chooses, and checks what the controller did
+// about them.
 //
-// This root package only carries the files that every part of racekit needs
-// at run time, embedded so that the racekit binary works outside a checkout:
-// the CRDs the control plane installs. See the harness package for the
-// scenario engine and the hooks package for the hook points.
+// A project's test registers its CRDs and controllers and runs its
+// scenarios, *.txtar files in the scenario language (docs/
+// scenario-language.md):
+//
+//	func TestMain(m *testing.M) { racekit.Main(m) }
+//
+//	func TestRaces(t *testing.T) {
+//		racekit.Run(t, racekit.Setup{
+//			Dir:  "testdata/races",
+//			CRDs: []string{"../../config/crd/bases"},
+//			Controllers: []*racekit.Controller{
+//				racekit.Reconciler("memcached", scheme, &cachev1alpha1.Memcached{},
+//					func(c client.Client) reconcile.Reconciler {
+//						return &MemcachedReconciler{Client: c, Scheme: scheme}
+//					}),
+//			},
+//		})
+//	}
+//
+// The control plane (etcd and kube-apiserver, through envtest) starts once
+// per test process, on the first Run; Main stops it when the tests end.
 package racekit
 
-import "embed"
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
 
-// CRDs holds testdata/crds/*.yaml, the CustomResourceDefinitions installed
-// into every control plane racekit starts.
-//
-//go:embed testdata/crds/*.yaml
-var CRDs embed.FS
+	"github.com/go-logr/logr"
+	"github.com/rogpeppe/go-internal/testscript"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/racekit/racekit/harness"
+)
+
+// The types a project's test and its own commands use; each is documented
+// where it is defined, in package harness.
+type (
+	// Controller is a controller scenarios race, by name.
+	Controller = harness.Controller
+	// Instance is a controller as one actor runs it in one scenario.
+	Instance = harness.Instance
+	// Command is a scenario command of a project's own.
+	Command = harness.Command
+	// Invocation is one call of a Command.
+	Invocation = harness.Invocation
+	// Scenario is one running scenario, as a Command sees it.
+	Scenario = harness.Scenario
+	// Span is the part of the trace one reconcile made.
+	Span = harness.Span
+	// Finding is one rule a reconcile broke.
+	Finding = harness.Finding
+	// CRD is a CustomResourceDefinition read from a file.
+	CRD = harness.CRD
+	// ScriptOptions configures a run of scenarios without Run.
+	ScriptOptions = harness.ScriptOptions
+)
+
+// ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
+// of attempts, and no delay, since hooks, not time, order a race. A
+// controller whose backoff can be set should get it in scenarios.
+func ZeroDelayRetry() wait.Backoff { return harness.ZeroDelayRetry() }
+
+// AsActor reads the optional "as ACTOR" that ends a Command's arguments;
+// without it, the actor is controller.
+func AsActor(args []string) (string, error) { return harness.AsActor(args) }
+
+// Suggest returns " (did you mean X?)" for a near miss of name among
+// candidates, or "": for a Command's usage errors.
+func Suggest(name string, candidates []string) string { return harness.Suggest(name, candidates) }
+
+// UsageError returns an error about a Command's arguments; the failure
+// message adds the command's usage line.
+func UsageError(format string, args ...any) error { return harness.UsageError(format, args...) }
+
+// Setup is what a project races: where its scenarios are, its CRDs, its
+// controllers and its own commands.
+type Setup struct {
+	// Dir holds the *.txtar scenarios; "" means testdata.
+	Dir string
+	// CRDs are files or folders of CRD YAML, such as a kubebuilder
+	// project's config/crd/bases, relative to the test's package.
+	CRDs []string
+	// CRDFS holds more CRDs, every YAML or JSON file in it: for CRDs
+	// embedded with go:embed.
+	CRDFS fs.FS
+	// Controllers are what scenarios reconcile, by name.
+	Controllers []*Controller
+	// Commands are the project's own scenario commands.
+	Commands []*Command
+}
+
+// Option changes a Controller that Reconciler or ClientGo builds.
+type Option func(*Controller)
+
+// Cached makes the controller read objs' kinds from informers, as a
+// manager's client does: the informers LIST and WATCH through the same
+// hooks and recorder as everything else, and before each reconcile the
+// cache takes in every write the scenario made (hold and release hold it
+// back on purpose).
+func Cached(objs ...client.Object) Option {
+	return func(c *Controller) { c.Cache = append(c.Cache, objs...) }
+}
+
+// Summary sets the one line help shows for the controller.
+func Summary(s string) Option {
+	return func(c *Controller) { c.Summary = s }
+}
+
+// Reconciler registers a controller-runtime reconciler that reconciles
+// kinds like forObj, built by build from the client racekit hands it: the
+// client of a kubebuilder project's FooReconciler{Client, Scheme}. build
+// runs once per actor and scenario.
+func Reconciler(name string, scheme *runtime.Scheme, forObj client.Object, build func(c client.Client) reconcile.Reconciler, opts ...Option) *Controller {
+	c := &Controller{Name: name, Scheme: scheme, For: forObj,
+		New: func(in *Instance) (reconcile.Reconciler, error) { return build(in.Client), nil }}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// SyncFunc is a plain client-go controller's sync of one object, as its
+// workqueue worker calls it.
+type SyncFunc func(ctx context.Context, key types.NamespacedName) error
+
+// ClientGo registers a controller written with client-go alone, which
+// reconciles kinds like forObj: build makes its clientsets from cfg (every
+// call through racekit's hooks and recorder) and returns its sync function.
+// A sync that returns an error is requeued, as its workqueue would.
+func ClientGo(name string, scheme *runtime.Scheme, forObj client.Object, build func(cfg *rest.Config) (SyncFunc, error), opts ...Option) *Controller {
+	c := &Controller{Name: name, Scheme: scheme, For: forObj,
+		New: func(in *Instance) (reconcile.Reconciler, error) {
+			sync, err := build(in.Config)
+			if err != nil {
+				return nil, err
+			}
+			if sync == nil {
+				return nil, fmt.Errorf("build returned no sync function")
+			}
+			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				return reconcile.Result{}, sync(ctx, req.NamespacedName)
+			}), nil
+		}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// The control plane of the test process, started by the first Run.
+var (
+	cpMu    sync.Mutex
+	cp      *harness.ControlPlane
+	cpErr   error
+	mainRan bool
+)
+
+// Main runs the tests of m and stops the control plane when they end. Call
+// it from TestMain; Run refuses to start a control plane without it, which
+// would outlive the test process. It defines the -update flag (rewrite
+// golden sections) unless the test binary has one.
+func Main(m *testing.M) {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite the scenarios' golden sections with what this run produced")
+	}
+	flag.Parse()
+	// envtest logs through controller-runtime's logger; unset, it warns
+	// on stderr after 30 s.
+	ctrllog.SetLogger(logr.Discard())
+	cpMu.Lock()
+	mainRan = true
+	cpMu.Unlock()
+	code := m.Run()
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	if cp != nil {
+		if err := cp.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "racekit: stop the control plane: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	os.Exit(code)
+}
+
+// controlPlane returns the process's control plane, started on first use.
+func controlPlane() (*harness.ControlPlane, error) {
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	if !mainRan {
+		return nil, fmt.Errorf("racekit.Run needs racekit.Main: add func TestMain(m *testing.M) { racekit.Main(m) } to the test package, so that the control plane stops with the tests")
+	}
+	if cp == nil && cpErr == nil {
+		cp, cpErr = harness.StartControlPlane(context.Background())
+	}
+	return cp, cpErr
+}
+
+// Run runs every scenario in s.Dir as a subtest of t (go test -run
+// 'TestX/NAME$' selects one), on the process's control plane, with s's
+// CRDs installed (once per process) and s's controllers and commands
+// registered. -update rewrites the scenarios' golden sections.
+func Run(t *testing.T, s Setup) {
+	t.Helper()
+	opts, err := s.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := controlPlane()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := install(c, s); err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, harness.Params(context.Background(), c, opts))
+}
+
+// ScriptOptions returns the options that run s's scenario files on a
+// control plane of one's own (racekit run does), once it has s's CRDs
+// (ReadCRDs): s's controllers and commands, checked.
+func (s Setup) ScriptOptions() (ScriptOptions, error) {
+	opts := harness.ScriptOptions{Dir: s.Dir, Controllers: s.Controllers, Commands: s.Commands}
+	return opts, opts.Check()
+}
+
+// options checks s and returns the harness's options for it.
+func (s Setup) options() (harness.ScriptOptions, error) {
+	dir := s.Dir
+	if dir == "" {
+		dir = "testdata"
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil {
+		return harness.ScriptOptions{}, err
+	}
+	if len(files) == 0 {
+		return harness.ScriptOptions{}, fmt.Errorf("racekit: no *.txtar scenario in %s", dir)
+	}
+	for _, f := range files {
+		if err := harness.CheckScript(f); err != nil {
+			return harness.ScriptOptions{}, err
+		}
+	}
+	opts := harness.ScriptOptions{Dir: dir, Controllers: s.Controllers, Commands: s.Commands}
+	if f := flag.Lookup("update"); f != nil {
+		opts.UpdateScripts = f.Value.String() == "true"
+	}
+	return opts, opts.Check()
+}
+
+// install reads s's CRDs and installs those the control plane lacks.
+func install(c *harness.ControlPlane, s Setup) error {
+	crds, err := s.ReadCRDs()
+	if err != nil {
+		return err
+	}
+	return c.InstallCRDs(context.Background(), crds)
+}
+
+// ReadCRDs reads s's CRDs, from CRDs and CRDFS.
+func (s Setup) ReadCRDs() ([]CRD, error) {
+	var crds []harness.CRD
+	if len(s.CRDs) > 0 {
+		got, err := harness.ReadCRDs(s.CRDs...)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, got...)
+	}
+	if s.CRDFS != nil {
+		got, err := harness.ReadCRDsFS(s.CRDFS)
+		if err != nil {
+			return nil, err
+		}
+		crds = append(crds, got...)
+	}
+	return crds, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 	// stderr after 30 s, in the middle of the benchmark lines.
 	ctrllog.SetLogger(logr.Discard())
 	var err error
-	if cp, err = harness.StartControlPlane(context.Background()); err != nil {
+	if cp, err = harness.StartControlPlane(context.Background(), webAppCRD()); err != nil {
 		fmt.Fprintf(os.Stderr, "compare: %v\n", err)
 		os.Exit(1)
 	}
@@ -153,4 +154,18 @@ func eventually(ctx context.Context, cond func() bool) error {
 		}
 	}
 	return nil
+}
+
+// webAppCRD installs the reference controller's CRD as the control plane
+// starts.
+func webAppCRD() harness.StartOption {
+	sub, err := fs.Sub(controller.CRDs, "config/crd")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the folder
+	}
+	crds, err := harness.ReadCRDsFS(sub)
+	if err != nil {
+		panic(err) // a test keeps the embedded CRD valid
+	}
+	return harness.WithCRDs(crds)
 }

@@ -3,9 +3,11 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"testing"
 
+	"github.com/racekit/racekit/controller"
 	"github.com/racekit/racekit/harness"
 )
 
@@ -15,7 +17,7 @@ var cp *harness.ControlPlane
 
 func TestMain(m *testing.M) {
 	var err error
-	cp, err = harness.StartControlPlane(context.Background())
+	cp, err = harness.StartControlPlane(context.Background(), webAppCRD())
 	if err != nil {
 		// Fail at once, with the reason: a missing binary says to run
 		// make envtest. Never skip silently.
@@ -27,4 +29,18 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "controller tests: stop control plane: %v\n", err)
 	}
 	os.Exit(code)
+}
+
+// webAppCRD installs the reference controller's CRD as the control plane
+// starts.
+func webAppCRD() harness.StartOption {
+	sub, err := fs.Sub(controller.CRDs, "config/crd")
+	if err != nil {
+		panic(err) // the embed pattern guarantees the folder
+	}
+	crds, err := harness.ReadCRDsFS(sub)
+	if err != nil {
+		panic(err) // a test keeps the embedded CRD valid
+	}
+	return harness.WithCRDs(crds)
 }

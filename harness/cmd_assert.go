@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -39,6 +40,11 @@ func init() {
 		Name: "condition", Args: "RESOURCE/NAME TYPE STATUS [REASON]", Group: "assert", MinArgs: 3, MaxArgs: 4,
 		Summary: "assert that the object's status.conditions (metav1.Condition, as most controllers write them) has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
 		Run:     runCondition,
+	})
+	register(&Command{
+		Name: "owned-by", Args: "RESOURCE/NAME RESOURCE/NAME", Group: "assert", MinArgs: 2, MaxArgs: 2,
+		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
+		Run:     runOwnedBy,
 	})
 	register(&Command{
 		Name: "fired", Args: "HOOK COUNT", Group: "assert", MinArgs: 2, MaxArgs: 2,
@@ -257,6 +263,38 @@ func runCondition(sc *Scenario, inv Invocation) error {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		return fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20))
+	}
+	return nil
+}
+
+func runOwnedBy(sc *Scenario, inv Invocation) error {
+	r, err := sc.object(inv.Args[0])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	o, err := sc.object(inv.Args[1])
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	obj, err := sc.read(r)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r, err)
+	}
+	owner, err := sc.read(o)
+	if err != nil {
+		return fmt.Errorf("read the owner %s: %w", o, err)
+	}
+	want := owner.GetKind() + " " + owner.GetName()
+	got := "no controlling owner"
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref != nil {
+		got = ref.Kind + " " + ref.Name
+		if ref.UID != owner.GetUID() && got == want {
+			got += " of another uid (an earlier object of that name?)"
+		}
+	}
+	if got != want {
+		return fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20))
 	}
 	return nil
 }

@@ -1,166 +1,229 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/racekit/racekit/controller"
-	"github.com/racekit/racekit/controller/api/v1alpha1"
+	"time"
 )
 
-// Assertions on what the reference controller did: the registry's bill and
-// the conflicts it counted, which the API objects do not show, and what its
-// status confirms and whose objects it touched.
+// The commands that drive registered controllers (controllers.go): one
+// reconcile, reconciles until a workqueue would stop, what the last one
+// returned, and holding a cached controller's watch events back.
 func init() {
 	register(&Command{
-		Name: "registry-creates", Args: "COUNT", Group: "assert", MinArgs: 1, MaxArgs: 1,
-		Summary: "assert that the scenario's external registry created COUNT records: the side effect that must happen once per WebApp lifetime",
-		Run:     runRegistryCreates,
+		Name: "reconcile", Args: "[CONTROLLER] RESOURCE/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 4,
+		Summary: "run one reconcile of the object by the registered controller (CONTROLLER may be left out when one controller reconciles RESOURCE), as the controller actor or as ACTOR: another instance, as a second replica would be; " +
+			"a cached controller's cache first takes in every write so far; \"!\" expects Reconcile to return an error, which goes to stdout; a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
+		Negation: NegSelf, Hookable: true, Run: runReconcile,
 	})
 	register(&Command{
-		Name: "counted-conflicts", Args: "RESOURCE OPERATION COUNT [as ACTOR]", Group: "assert", MinArgs: 3, MaxArgs: 5,
-		Summary: "assert the controller's conflict counter (racekit_controller_conflicts_total) for RESOURCE (webapps, deployments) and OPERATION (update, update-status, add-finalizer, remove-finalizer), of the instance that runs as ACTOR (default controller)",
-		Run:     runCountedConflicts,
+		Name: "settle", Args: "[CONTROLLER] RESOURCE/NAME [max=N] [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 5,
+		Summary: "reconcile the object again while Reconcile returns an error or asks to be requeued, as a workqueue would but without its delays, at most N times (default " + strconv.Itoa(defaultSettle) + "); fails, naming the loop, when it never settles; every attempt is in the trace",
+		Run:     runSettle,
 	})
 	register(&Command{
-		Name: "confirmed", Args: "webapps/NAME GENERATION REPLICAS", Group: "assert", MinArgs: 3, MaxArgs: 3,
-		Summary: "assert that the WebApp's status confirms GENERATION, with REPLICAS replicas and Ready True: what the controller last finished, " + readsState,
-		Run:     runConfirmed,
+		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
+		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), or error",
+		Run:     runResult,
 	})
 	register(&Command{
-		Name: "owned-by", Args: "RESOURCE/NAME RESOURCE/NAME", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
-		Run:     runOwnedBy,
+		Name: "hold", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
+		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: they wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
+		Hookable: true, Run: runHold,
+	})
+	register(&Command{
+		Name: "release", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
+		Summary:  "deliver the watch events hold kept back, in order, and those that follow; the next reconcile waits until the cache has them",
+		Hookable: true, Run: runRelease,
 	})
 }
 
-func runRegistryCreates(sc *Scenario, inv Invocation) error {
-	want, err := strconv.Atoi(inv.Args[0])
-	if err != nil || want < 0 {
-		return usageErr("bad count %q", inv.Args[0])
+// defaultSettle bounds settle's reconciles without max=N.
+const defaultSettle = 10
+
+func runReconcile(sc *Scenario, inv Invocation) error {
+	c, r, rest, err := sc.target(inv.Args)
+	if err != nil {
+		return err
 	}
-	if got := sc.registry.Creates(); got != want {
-		return fmt.Errorf("the registry created %d records, want %d\n%s", got, want, sc.Trace().Tail(20))
+	actor, err := asActor(rest)
+	if err != nil {
+		return err
+	}
+	in, err := sc.instance(c, actor)
+	if err != nil {
+		return err
+	}
+	span, out, err := sc.reconcile(in, r)
+	if err != nil {
+		return err
+	}
+	if span.runaway != nil {
+		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+	}
+	switch {
+	case inv.Neg && out.err == nil:
+		return fmt.Errorf("reconcile succeeded (%s), but \"!\" expects an error%s\n%s", out, sc.brokenRules(span), sc.Trace().Tail(20))
+	case inv.Neg:
+		fmt.Fprintf(inv.Stdout, "reconcile error: %v\n", out.err)
+		return nil
+	case out.err != nil:
+		return fmt.Errorf("%w%s\n%s", out.err, sc.brokenRules(span), sc.Trace().Tail(20))
 	}
 	return nil
 }
 
-var counterResources = []string{controller.ResourceWebApps, controller.ResourceDeployments}
-
-var counterOperations = []string{controller.OpUpdate, controller.OpUpdateStatus, controller.OpAddFinalizer, controller.OpRemoveFinalizer}
-
-func runCountedConflicts(sc *Scenario, inv Invocation) error {
-	resource, op := inv.Args[0], inv.Args[1]
-	if !contains(counterResources, resource) {
-		return usageErr("unknown resource %q%s; the counter has %s", resource, suggest(resource, counterResources), strings.Join(counterResources, ", "))
-	}
-	if !contains(counterOperations, op) {
-		return usageErr("unknown operation %q%s; the counter has %s", op, suggest(op, counterOperations), strings.Join(counterOperations, ", "))
-	}
-	want, err := strconv.Atoi(inv.Args[2])
-	if err != nil || want < 0 {
-		return usageErr("bad count %q", inv.Args[2])
-	}
-	actor, err := asActor(inv.Args[3:])
+func runSettle(sc *Scenario, inv Invocation) error {
+	c, r, rest, err := sc.target(inv.Args)
 	if err != nil {
 		return err
 	}
+	max := defaultSettle
+	if len(rest) > 0 && strings.HasPrefix(rest[0], "max=") {
+		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "max="))
+		if err != nil || n < 1 {
+			return usageErr("bad %q: want max=N with N at least 1", rest[0])
+		}
+		max, rest = n, rest[1:]
+	}
+	actor, err := asActor(rest)
+	if err != nil {
+		return err
+	}
+	in, err := sc.instance(c, actor)
+	if err != nil {
+		return err
+	}
+	var outs []string
+	var span Span
+	for range max {
+		var out outcome
+		if span, out, err = sc.reconcile(in, r); err != nil {
+			return err
+		}
+		if span.runaway != nil {
+			return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+		}
+		if !out.again() {
+			return nil
+		}
+		outs = append(outs, out.String())
+	}
+	return fmt.Errorf("%s did not settle %s in %d reconciles: each asked to run again (%s)%s\n%s",
+		c.Name, r, max, loopOf(outs), sc.brokenRules(span), sc.Trace().Tail(20))
+}
+
+// loopOf renders what the reconciles of a loop returned, the same answers
+// in a row once with a count.
+func loopOf(outs []string) string {
+	var parts []string
+	for i := 0; i < len(outs); {
+		j := i
+		for j < len(outs) && outs[j] == outs[i] {
+			j++
+		}
+		if n := j - i; n > 1 {
+			parts = append(parts, fmt.Sprintf("%d× %s", n, outs[i]))
+		} else {
+			parts = append(parts, outs[i])
+		}
+		i = j
+	}
+	return strings.Join(parts, ", then ")
+}
+
+func runResult(sc *Scenario, inv Invocation) error {
+	c, err := sc.controller(inv.Args[0])
+	if err != nil {
+		return err
+	}
+	want := inv.Args[1]
+	switch {
+	case want == "done" || want == "requeue" || want == "error":
+	case strings.HasPrefix(want, "requeue-after="):
+		d, err := time.ParseDuration(strings.TrimPrefix(want, "requeue-after="))
+		if err != nil || d <= 0 {
+			return usageErr("bad %q: want requeue-after=DURATION, such as requeue-after=30s", want)
+		}
+		want = "requeue-after=" + d.String()
+	default:
+		return usageErr("bad result %q: want done, requeue, requeue-after=DURATION or error", want)
+	}
+	actor, err := asActor(inv.Args[2:])
+	if err != nil {
+		return err
+	}
+	in, ok := sc.Instance(c.Name, actor)
 	sc.mu.Lock()
-	in, ok := sc.instances[actor]
+	var last *outcome
+	if ok {
+		last = in.last
+	}
 	sc.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("no controller runs as %s, so it has no counter: it has not reconciled anything yet", actor)
+	if last == nil {
+		return fmt.Errorf("%s has not reconciled anything as %s yet", c.Name, actor)
 	}
-	if got := in.metrics.Conflicts(resource, op); got != want {
-		return fmt.Errorf("%s counted %d conflicts on %s %s, want %d\n%s", actor, got, op, resource, want, sc.Trace().Tail(20))
-	}
-	return nil
-}
-
-func runConfirmed(sc *Scenario, inv Invocation) error {
-	r, err := sc.object(inv.Args[0])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if r.gvr.GroupResource() != v1alpha1.GroupVersion.WithResource(v1alpha1.Resource).GroupResource() {
-		return usageErr("status is confirmed on webapps, not %s", r.gvr.Resource)
-	}
-	gen, err := strconv.ParseInt(inv.Args[1], 10, 64)
-	if err != nil || gen < 0 {
-		return usageErr("bad generation %q: want a whole number", inv.Args[1])
-	}
-	replicas, err := strconv.ParseInt(inv.Args[2], 10, 32)
-	if err != nil || replicas < 0 {
-		return usageErr("bad replica count %q: want a whole number", inv.Args[2])
-	}
-	app, err := sc.webApp(r)
-	if err != nil {
-		return err
-	}
-	ready := "<absent>"
-	if c := meta.FindStatusCondition(app.Status.Conditions, v1alpha1.ConditionReady); c != nil {
-		ready = string(c.Status) + " " + c.Reason
-	}
-	want := []string{fmt.Sprint("observedGeneration ", gen), fmt.Sprint("replicas ", replicas), "Ready True " + v1alpha1.ReasonReconciled}
-	got := []string{fmt.Sprint("observedGeneration ", app.Status.ObservedGeneration), fmt.Sprint("replicas ", app.Status.Replicas), "Ready " + ready}
-	if slices.Equal(want, got) {
+	got := last.String()
+	if want == "error" && last.err != nil {
 		return nil
 	}
-	why := ""
-	if claim, ok := statusClaim(app); ok {
-		why = "\n  rule broken: " + claim
-	}
-	return fmt.Errorf("%s status (-want +got)\n%s%s\n%s", r, cmp.Diff(want, got), why, sc.Trace().Tail(20))
-}
-
-// webApp reads the WebApp r as the API server holds it (Scenario.read).
-func (sc *Scenario) webApp(r ref) (*v1alpha1.WebApp, error) {
-	obj, err := sc.read(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", r, err)
-	}
-	var app v1alpha1.WebApp
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &app); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", r, err)
-	}
-	return &app, nil
-}
-
-func runOwnedBy(sc *Scenario, inv Invocation) error {
-	r, err := sc.object(inv.Args[0])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	o, err := sc.object(inv.Args[1])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	obj, err := sc.read(r)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", r, err)
-	}
-	owner, err := sc.read(o)
-	if err != nil {
-		return fmt.Errorf("read the owner %s: %w", o, err)
-	}
-	want := owner.GetKind() + " " + owner.GetName()
-	got := "no controlling owner"
-	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref != nil {
-		got = ref.Kind + " " + ref.Name
-		if ref.UID != owner.GetUID() && got == want {
-			got += " of another uid (an earlier object of that name?)"
-		}
-	}
 	if got != want {
-		return fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20))
+		return fmt.Errorf("%s's last reconcile as %s returned %s, want %s\n%s", c.Name, actor, got, want, sc.Trace().Tail(20))
+	}
+	return nil
+}
+
+// heldResource reads CONTROLLER RESOURCE [as ACTOR] for hold and release,
+// and returns the instance's cache and the resource's plural name.
+func (sc *Scenario) heldResource(args []string) (*controllerCache, string, error) {
+	c, err := sc.controller(args[0])
+	if err != nil {
+		return nil, "", err
+	}
+	if len(c.Cache) == 0 {
+		return nil, "", usageErr("controller %s is not cached: its reads go to the API server, so there is no watch to hold (register it with Cache)", c.Name)
+	}
+	gvr, _, err := sc.cp.resource(args[1])
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	actor, err := asActor(args[2:])
+	if err != nil {
+		return nil, "", err
+	}
+	in, err := sc.instance(c, actor)
+	if err != nil {
+		return nil, "", err
+	}
+	if !in.cache.caches(gvr.Resource) {
+		var kinds []string
+		for _, k := range in.cache.kinds {
+			kinds = append(kinds, k.gvr.Resource)
+		}
+		return nil, "", usageErr("controller %s does not cache %s; it caches %s", c.Name, gvr.Resource, strings.Join(kinds, ", "))
+	}
+	return in.cache, gvr.Resource, nil
+}
+
+func runHold(sc *Scenario, inv Invocation) error {
+	cc, resource, err := sc.heldResource(inv.Args)
+	if err != nil {
+		return err
+	}
+	return cc.feed.hold(resource)
+}
+
+func runRelease(sc *Scenario, inv Invocation) error {
+	cc, resource, err := sc.heldResource(inv.Args)
+	if err != nil {
+		return err
+	}
+	if err := cc.feed.release(resource); errors.Is(err, errNotHeld) {
+		return fmt.Errorf("release %s %s without a hold: nothing is held", inv.Args[0], resource)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,13 +1,10 @@
 package harness
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
-	"github.com/racekit/racekit/controller/api/v1alpha1"
-	"github.com/racekit/racekit/controller/registry"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -17,12 +14,6 @@ func init() {
 		MinArgs: 5, MaxArgs: -1,
 		Summary: "arm a hook: when ACTOR's Nth matching call reaches POINT, run COMMAND synchronously before the call goes on (ACTOR and VERB may be *; Nth is 1st, 2nd, 3rd, ... and defaults to 1st)",
 		Run:     runOn,
-	})
-	register(&Command{
-		Name: "reconcile", Args: "webapps/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
-		Summary: "run one reconcile of the reference controller for the WebApp, as the controller actor or as ACTOR: another instance, with counters of its own, that shares the registry; " +
-			"\"!\" expects it to return an error, which goes to stdout; a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
-		Negation: NegSelf, Hookable: true, Run: runReconcile,
 	})
 }
 
@@ -61,12 +52,12 @@ func runOn(sc *Scenario, inv Invocation) error {
 	if len(action) == 0 {
 		return usageErr("missing action after \":\"")
 	}
-	cmd, ok := commands[action[0]]
+	cmd, ok := sc.commands[action[0]]
 	if !ok {
-		return usageErr("unknown action command %q%s", action[0], suggest(action[0], hookableNames()))
+		return usageErr("unknown action command %q%s", action[0], suggest(action[0], sc.hookableNames()))
 	}
 	if !cmd.Hookable {
-		return usageErr("%s cannot run as a hook action; these can: %s", cmd.Name, strings.Join(hookableNames(), ", "))
+		return usageErr("%s cannot run as a hook action; these can: %s", cmd.Name, strings.Join(sc.hookableNames(), ", "))
 	}
 	args := action[1:]
 	if n := len(args); n < cmd.MinArgs || (cmd.MaxArgs >= 0 && n > cmd.MaxArgs) {
@@ -83,15 +74,20 @@ func runOn(sc *Scenario, inv Invocation) error {
 	sc.arm(hooks.Hook{
 		Point: trig.point, Match: trig.match, Occurrence: trig.occ, Label: label,
 		Action: func(hooks.Event) error {
-			return cmd.call(sc, Invocation{Neg: neg, Args: args, Stdout: io.Discard, Pos: pos, InHook: true})
+			if err := cmd.call(sc, Invocation{Neg: neg, Args: args, Stdout: io.Discard, Pos: pos, InHook: true}); err != nil {
+				return err
+			}
+			// A cached controller reads next what its cache holds: let
+			// it hold the action's writes before the call goes on.
+			return sc.catchUpAll()
 		},
 	}, pos)
 	return nil
 }
 
-func hookableNames() []string {
+func (sc *Scenario) hookableNames() []string {
 	var out []string
-	for _, c := range Commands() {
+	for _, c := range sortCommands(sc.commands) {
 		if c.Hookable {
 			out = append(out, c.Name)
 		}
@@ -127,11 +123,12 @@ func (sc *Scenario) parseTrigger(args []string) (trigger, error) {
 		t.match.Verb = args[2]
 	}
 	parts := strings.SplitN(args[3], "/", 3)
-	switch parts[0] {
-	case "*":
-	case registry.Resource:
-		// The registry's calls: create (register), delete, get.
-		t.match.Resource = registry.Resource
+	switch {
+	case parts[0] == "*":
+	case sc.sideEffect(parts[0]):
+		// A service outside the API server that a controller calls:
+		// Controller.SideEffects.
+		t.match.Resource = parts[0]
 	default:
 		gvr, _, err := sc.cp.resource(parts[0])
 		if err != nil {
@@ -170,40 +167,11 @@ func parseOccurrence(s string) (int, error) {
 	return n, nil
 }
 
-func runReconcile(sc *Scenario, inv Invocation) error {
-	r, err := sc.object(inv.Args[0])
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	if r.gvr.GroupResource() != v1alpha1.GroupVersion.WithResource(v1alpha1.Resource).GroupResource() {
-		return usageErr("the reference controller reconciles webapps, not %s", r.gvr.Resource)
-	}
-	actor, err := asActor(inv.Args[1:])
-	if err != nil {
-		return err
-	}
-	rec, err := sc.Reconciler(actor)
-	if err != nil {
-		return err
-	}
-	span, err := sc.reconcile(rec, actor, r.name)
-	if span.runaway != nil {
-		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
-	}
-	switch {
-	case inv.Neg && err == nil:
-		return fmt.Errorf("reconcile succeeded, but \"!\" expects an error%s\n%s", sc.brokenRules(span), sc.Trace().Tail(20))
-	case inv.Neg:
-		fmt.Fprintf(inv.Stdout, "reconcile error: %v\n", err)
-		return nil
-	case err != nil:
-		return fmt.Errorf("%w%s\n%s", err, sc.brokenRules(span), sc.Trace().Tail(20))
-	}
-	return nil
-}
+// AsActor reads the optional "as ACTOR" that ends a command's arguments,
+// and returns ControllerActor without it: for commands that, like
+// reconcile, take it.
+func AsActor(args []string) (string, error) { return asActor(args) }
 
-// asActor reads the optional "as ACTOR" that ends a command, and returns
-// ControllerActor without it.
 func asActor(args []string) (string, error) {
 	switch {
 	case len(args) == 0:

@@ -76,11 +76,25 @@ func register(c *Command) {
 	commands[c.Name] = c
 }
 
-// Commands returns every scenario command, grouped as help shows them.
-func Commands() []*Command {
-	order := map[string]int{"setup": 0, "write": 1, "race": 2, "assert": 3}
-	out := make([]*Command, 0, len(commands))
+// Commands returns every built-in scenario command and extra, grouped as
+// help shows them: what a run with ScriptOptions.Commands extra offers.
+func Commands(extra ...*Command) []*Command {
+	all := make(map[string]*Command, len(commands)+len(extra))
 	for _, c := range commands {
+		all[c.Name] = c
+	}
+	for _, c := range extra {
+		all[c.Name] = c
+	}
+	return sortCommands(all)
+}
+
+// sortCommands returns cmds grouped as help shows them, by name within a
+// group.
+func sortCommands(cmds map[string]*Command) []*Command {
+	order := map[string]int{"setup": 0, "write": 1, "race": 2, "assert": 3}
+	out := make([]*Command, 0, len(cmds))
+	for _, c := range cmds {
 		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -99,6 +113,37 @@ var errUsage = errors.New("usage")
 func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
+
+// UsageError returns an error about a command's arguments, for a
+// Command's Run: the failure message adds the command's usage line.
+func UsageError(format string, args ...any) error { return usageErr(format, args...) }
+
+// groups are the groups a command may belong to, in help's order.
+var groups = []string{"setup", "write", "race", "assert"}
+
+// checkCommand reports what makes c, one of ScriptOptions.Commands,
+// unusable beside the commands in have.
+func checkCommand(c *Command, have map[string]*Command) error {
+	switch {
+	case c == nil:
+		return errors.New("a nil command")
+	case !controllerName.MatchString(c.Name):
+		return fmt.Errorf("bad command name %q: want a lower-case word such as replicas", c.Name)
+	case have[c.Name] != nil:
+		return fmt.Errorf("command %s registered twice", c.Name)
+	case c.Run == nil:
+		return fmt.Errorf("command %s has no Run", c.Name)
+	case !contains(groups, c.Group):
+		return fmt.Errorf("command %s: bad group %q: want one of %s", c.Name, c.Group, strings.Join(groups, ", "))
+	case c.Summary == "":
+		return fmt.Errorf("command %s has no Summary: help and the language reference show it", c.Name)
+	}
+	return nil
+}
+
+// Suggest returns " (did you mean X?)" for a near miss of name among
+// candidates, or "": for a Command's usage errors.
+func Suggest(name string, candidates []string) string { return suggest(name, candidates) }
 
 // call checks inv against c's usage data and runs it, giving "!" the
 // meaning c declares.

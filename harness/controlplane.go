@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"syscall"
 
@@ -20,14 +20,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/racekit/racekit"
 	"github.com/racekit/racekit/internal/assets"
 )
 
@@ -86,7 +84,16 @@ func (cp *ControlPlane) OnInterrupt(f func()) {
 // StartOption changes how StartControlPlane starts.
 type StartOption func(*startConfig)
 
-type startConfig struct{ noSignals, kill bool }
+type startConfig struct {
+	noSignals, kill bool
+	crds            []CRD
+}
+
+// WithCRDs installs crds as the control plane starts (InstallCRDs): the
+// CRDs every scenario of the process needs. More can be installed later.
+func WithCRDs(crds []CRD) StartOption {
+	return func(c *startConfig) { c.crds = append(c.crds, crds...) }
+}
 
 // WithoutSignalHandler leaves SIGINT and SIGTERM to the caller: the handler
 // would otherwise stop this control plane and end the process. A process
@@ -122,8 +129,8 @@ func baseConfig() *rest.Config {
 }
 
 // StartControlPlane starts kube-apiserver and etcd from the binaries that
-// assets.Find locates, installs the CRDs embedded in package racekit, and
-// returns once the API server serves them. Call Stop when done; it also runs
+// assets.Find locates, installs the CRDs WithCRDs gives, and returns once
+// the API server serves them. Call Stop when done; it also runs
 // on SIGINT and SIGTERM, so that an interrupted run leaves no process behind.
 // A failed start returns the processes' output with the error.
 func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
@@ -135,10 +142,6 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	crds, err := loadCRDs(racekit.CRDs)
-	if err != nil {
-		return nil, err
-	}
 	root, err := newRoot()
 	if err != nil {
 		return nil, err
@@ -146,8 +149,6 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	logs := newTail(64 << 10)
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
-		CRDs:                  crds,
-		ErrorIfCRDPathMissing: true,
 		ControlPlane: envtest.ControlPlane{
 			APIServer: &envtest.APIServer{CertDir: filepath.Join(root, "kube-apiserver"), Out: logs.prefixed("kube-apiserver"), Err: logs.prefixed("kube-apiserver")},
 			Etcd:      &envtest.Etcd{DataDir: filepath.Join(root, "etcd"), Out: logs.prefixed("etcd"), Err: logs.prefixed("etcd")},
@@ -182,7 +183,7 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	}
 	cp.baseMapper = mapper
 	cp.mapper = newSwapMapper(mapper)
-	if err := cp.warmUp(ctx, crds); err != nil {
+	if err := cp.InstallCRDs(ctx, cfg.crds); err != nil {
 		_ = cp.Stop()
 		return nil, err
 	}
@@ -195,6 +196,9 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 // of the first scenario's timings. A dry run stores nothing.
 func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	for _, crd := range crds {
+		if crd.Spec.Scope == apiextensionsv1.ClusterScoped {
+			continue
+		}
 		for _, v := range crd.Spec.Versions {
 			gvr := schema.GroupVersionResource{Group: crd.Spec.Group, Version: v.Name, Resource: crd.Spec.Names.Plural}
 			obj := &unstructured.Unstructured{}
@@ -202,12 +206,7 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 			obj.SetKind(crd.Spec.Names.Kind)
 			obj.SetName("racekit-warm-up")
 			c := cp.dynamic.Resource(gvr)
-			var err error
-			if crd.Spec.Scope == apiextensionsv1.NamespaceScoped {
-				_, err = c.Namespace(metav1.NamespaceDefault).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			} else {
-				_, err = c.Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			}
+			_, err := c.Namespace(metav1.NamespaceDefault).Create(ctx, obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err != nil && !apierrors.IsInvalid(err) {
 				return fmt.Errorf("warm up %s: %w", gvr, err)
 			}
@@ -305,32 +304,19 @@ func (cp *ControlPlane) resource(name string) (schema.GroupVersionResource, bool
 // resourceNames lists the plural resource names the mapper knows, for hints.
 func (cp *ControlPlane) resourceNames() []string {
 	var names []string
-	for _, r := range []string{"deployments", "webapps", "configmaps", "secrets", "pods", "services", "replicasets", "namespaces", "serviceaccounts"} {
+	cp.crdMu.Lock()
+	var crds []string
+	for _, c := range cp.crds {
+		crds = append(crds, c.Object.Spec.Names.Plural)
+	}
+	cp.crdMu.Unlock()
+	sort.Strings(crds)
+	for _, r := range append(crds, "deployments", "configmaps", "secrets", "pods", "services", "replicasets", "namespaces", "serviceaccounts") {
 		if _, err := cp.mapper.ResourceFor(schema.GroupVersionResource{Resource: r}); err == nil {
 			names = append(names, r)
 		}
 	}
 	return names
-}
-
-func loadCRDs(fsys fs.FS) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	files, err := fs.Glob(fsys, "testdata/crds/*.yaml")
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no CRDs embedded in package racekit: %v", err)
-	}
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(crd); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", f, err)
-		}
-		crds = append(crds, crd)
-	}
-	return crds, nil
 }
 
 // stopOnSignal stops cp and exits when the process is interrupted. envtest

@@ -140,7 +140,7 @@ var crdResource = apiextensionsv1.SchemeGroupVersion.WithResource("customresourc
 // name already installed with the same spec is left alone, and one whose
 // spec differs is an error. A CRD the API server refuses is an error that
 // quotes the server's message and names the file.
-func (cp *ControlPlane) InstallCRDs(ctx context.Context, crds []CRD) error {
+func (cp *ControlPlane) InstallCRDs(ctx context.Context, crds []CRD) (err error) {
 	cp.crdMu.Lock()
 	defer cp.crdMu.Unlock()
 	cl := cp.dynamic.Resource(crdResource)
@@ -172,6 +172,15 @@ func (cp *ControlPlane) InstallCRDs(ctx context.Context, crds []CRD) error {
 	if err := cp.waitEstablished(ctx, added); err != nil {
 		return err
 	}
+	var objs []*apiextensionsv1.CustomResourceDefinition
+	for _, n := range added {
+		objs = append(objs, cp.crds[n].Object)
+	}
+	defer func() {
+		if err == nil {
+			err = cp.warmUp(ctx, objs)
+		}
+	}()
 	// The mapping comes from the CRDs themselves: the API server serves an
 	// Established CRD at once, but adds it to discovery a moment later,
 	// and a discovery mapper built now might not know it yet.

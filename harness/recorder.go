@@ -32,6 +32,9 @@ type Exchange struct {
 	GotUID string
 	// Err is a transport error, when there was no response.
 	Err string
+	// Service names the service outside the API server the call went to
+	// (Instance.HTTPClient); "" for the API server.
+	Service string
 
 	Start    time.Time
 	Duration time.Duration
@@ -68,8 +71,13 @@ type Recorder struct {
 // Wrap returns a function for rest.Config.Wrap that records every exchange
 // actor makes.
 func (r *Recorder) Wrap(actor string) func(http.RoundTripper) http.RoundTripper {
+	return r.wrapService(actor, "")
+}
+
+// wrapService is Wrap for the calls to service, outside the API server.
+func (r *Recorder) wrapService(actor, service string) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
-		return &recordingTransport{actor: actor, rec: r, next: next}
+		return &recordingTransport{actor: actor, service: service, rec: r, next: next}
 	}
 }
 
@@ -122,13 +130,14 @@ func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte,
 }
 
 type recordingTransport struct {
-	actor string
-	rec   *Recorder
-	next  http.RoundTripper
+	actor   string
+	service string // "" for the API server
+	rec     *Recorder
+	next    http.RoundTripper
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	x := &Exchange{Call: hooks.ParseRequest(t.actor, req)}
+	x := &Exchange{Call: hooks.ParseRequest(t.actor, req), Service: t.service}
 	if q := req.URL.Query().Get("resourceVersion"); q != "" {
 		x.SentRV = q
 	}

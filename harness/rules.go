@@ -4,11 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/racekit/racekit/controller/api/v1alpha1"
-	"github.com/racekit/racekit/controller/registry"
 )
 
 // The rules of optimistic concurrency, checked on the wire: the harness's
@@ -30,28 +25,32 @@ func init() {
 
 // The rules, by the short names failure messages end with.
 const (
-	ruleStaleObject    = "stale object"
-	ruleMadeUpRV       = "made-up resourceVersion"
-	ruleStaleRV        = "stale resourceVersion"
-	ruleNonConflict    = "retry of a non-conflict"
-	ruleBlindUpdate    = "blind update"
-	ruleUnbounded      = "unbounded retry"
-	ruleSideEffect     = "side effect in retry"
-	ruleGenerationLost = "status without a generation check"
-	ruleNotOwned       = "no owner check"
+	ruleStaleObject = "stale object"
+	ruleMadeUpRV    = "made-up resourceVersion"
+	ruleStaleRV     = "stale resourceVersion"
+	ruleNonConflict = "retry of a non-conflict"
+	ruleBlindUpdate = "blind update"
+	ruleUnbounded   = "unbounded retry"
+	ruleSideEffect  = "side effect in retry"
 )
 
 // rereadRules are the rules the rereads assertion checks.
 var rereadRules = map[string]bool{ruleStaleObject: true, ruleMadeUpRV: true, ruleStaleRV: true}
 
-// finding is one rule broken: where, which, and what a reader should know.
-type finding struct {
-	object string // as in the trace: deployments/web, webapps/web/status
-	rule   string
-	text   string
+// Finding is one rule broken: where, which, and what a reader should know.
+// A failed reconcile lists the findings of its span, each rule once per
+// object; Controller.Check adds a controller's own.
+type Finding struct {
+	// Object is as the trace names it: deployments/web,
+	// webapps/web/status.
+	Object string
+	// Rule is the rule's short name, such as "stale object".
+	Rule string
+	// Text says what happened, in the trace's symbols (rv3, #12).
+	Text string
 }
 
-func (f finding) String() string { return f.text + " (" + f.rule + ")" }
+func (f Finding) String() string { return f.Text + " (" + f.Rule + ")" }
 
 // writeVerbs are the verbs that change an object.
 var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true}
@@ -74,10 +73,10 @@ var callVerbs = []string{"get", "create", "update", "patch", "delete"}
 //
 // It quotes the trace's symbols (rv3), so that a message reads the same on
 // every run.
-func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) []finding {
-	var out []finding
+func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) []Finding {
+	var out []Finding
 	add := func(object, rule, format string, args ...any) {
-		out = append(out, finding{object: object, rule: rule, text: fmt.Sprintf(format, args...)})
+		out = append(out, Finding{Object: object, Rule: rule, Text: fmt.Sprintf(format, args...)})
 	}
 	gets := map[string]*Row{}      // the last successful GET, by object without subresource
 	refusals := map[string]*Row{}  // the last call refused for another reason than a conflict
@@ -136,7 +135,7 @@ func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) 
 	for _, obj := range order {
 		for _, verb := range callVerbs {
 			switch n := writes[obj][verb]; {
-			case strings.HasPrefix(obj, registry.Resource+"/") && n > 1:
+			case sc.sideEffect(strings.SplitN(obj, "/", 2)[0]) && n > 1:
 				add(obj, ruleSideEffect, "one reconcile sent %d %s %s: the side effect ran inside a retry, once per attempt; it belongs outside any retry, once per reconcile",
 					n, verb, obj)
 			case n > steps:
@@ -183,85 +182,29 @@ func orNone(rv string) string {
 	return rv
 }
 
-// stateFindings checks what span's WebApp and its Deployment are now
-// against what span's reconcile did: a Ready status confirms the replicas
-// of the generation it names, and the controller wrote only a Deployment
-// the WebApp controls.
-func (sc *Scenario) stateFindings(span reconcileSpan) []finding {
-	webapps, err := sc.object(v1alpha1.Resource + "/" + span.name)
-	if err != nil {
-		return nil
-	}
-	app, err := sc.webApp(webapps)
-	if err != nil {
-		return nil // gone, say: nothing to check
-	}
-	var out []finding
-	if text, ok := statusClaim(app); ok {
-		out = append(out, finding{object: webapps.String() + "/status", rule: ruleGenerationLost, text: text})
-	}
-	deployments, err := sc.object("deployments/" + span.name)
-	if err != nil {
-		return out
-	}
-	wrote := false
-	for _, x := range sc.Trace().Exchanges() {
-		if x.Seq >= span.from && x.Seq <= span.to && x.Actor == span.actor && x.Object() == deployments.String() && writeVerbs[x.Verb] && x.Code < 300 {
-			wrote = true
-		}
-	}
-	if !wrote {
-		return out
-	}
-	dep, err := sc.read(deployments)
-	if err != nil {
-		return out
-	}
-	if ref := metav1.GetControllerOfNoCopy(dep); ref != nil && ref.UID != app.UID {
-		out = append(out, finding{object: deployments.String(), rule: ruleNotOwned,
-			text: fmt.Sprintf("%s wrote %s, whose controlling owner is %s %s, not this WebApp: a controller touches only what it controls", span.actor, deployments, ref.Kind, ref.Name)})
-	}
-	return out
-}
-
-// statusClaim says what is wrong with app's status when it says Ready for
-// its current generation but reports replicas that generation does not ask
-// for: a generation confirmed with another generation's conclusions.
-func statusClaim(app *v1alpha1.WebApp) (string, bool) {
-	st := app.Status
-	var ready *metav1.Condition
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1alpha1.ConditionReady {
-			ready = &st.Conditions[i]
-		}
-	}
-	if ready == nil || ready.Status != metav1.ConditionTrue || st.ObservedGeneration != app.Generation || st.Replicas == app.Spec.Replicas {
-		return "", false
-	}
-	return fmt.Sprintf("status confirms generation %d with %d replicas, but generation %d asks for %d: it confirmed a generation it did not act on, with conclusions from an earlier spec",
-		st.ObservedGeneration, st.Replicas, app.Generation, app.Spec.Replicas), true
-}
-
 // brokenRules renders the rules span broke, on the wire and in what it
 // left, as lines to add to a failure message; "" when it broke none.
-func (sc *Scenario) brokenRules(span reconcileSpan) string {
-	fs := append(sc.wireFindings(span.actor, span.from, span.to, true), sc.stateFindings(span)...)
+func (sc *Scenario) brokenRules(span Span) string {
+	fs := sc.wireFindings(span.Actor, span.From, span.To, true)
+	if c := sc.controllers[span.Controller]; c != nil && c.Check != nil {
+		fs = append(fs, c.Check(sc, span)...)
+	}
 	return renderFindings(fs, "")
 }
 
 // spanFindings returns the wire findings of every reconcile actor ran, with
 // the rules that hold within one reconcile, or of the whole trace when actor
 // never reconciled. attempts explains a count with them.
-func (sc *Scenario) spanFindings(actor string) []finding {
+func (sc *Scenario) spanFindings(actor string) []Finding {
 	sc.mu.Lock()
-	spans := append([]reconcileSpan(nil), sc.reconciles...)
+	spans := append([]Span(nil), sc.reconciles...)
 	sc.mu.Unlock()
-	var out []finding
+	var out []Finding
 	seen := false
 	for _, s := range spans {
-		if s.actor == actor {
+		if s.Actor == actor {
 			seen = true
-			out = append(out, sc.wireFindings(actor, s.from, s.to, true)...)
+			out = append(out, sc.wireFindings(actor, s.From, s.To, true)...)
 		}
 	}
 	if !seen {
@@ -272,15 +215,15 @@ func (sc *Scenario) spanFindings(actor string) []finding {
 
 // renderFindings renders the findings about object ("" for all), each
 // rule once per object, with how often it was broken.
-func renderFindings(fs []finding, object string) string {
+func renderFindings(fs []Finding, object string) string {
 	type key struct{ object, rule string }
 	count := map[key]int{}
-	var first []finding
+	var first []Finding
 	for _, f := range fs {
-		if object != "" && f.object != object {
+		if object != "" && f.Object != object {
 			continue
 		}
-		k := key{f.object, f.rule}
+		k := key{f.Object, f.Rule}
 		if count[k] == 0 {
 			first = append(first, f)
 		}
@@ -289,7 +232,7 @@ func renderFindings(fs []finding, object string) string {
 	var b strings.Builder
 	for _, f := range first {
 		b.WriteString("\n  rule broken: " + f.String())
-		switch n := count[key{f.object, f.rule}]; {
+		switch n := count[key{f.Object, f.Rule}]; {
 		case n == 2:
 			b.WriteString("; and once more")
 		case n > 2:
@@ -300,10 +243,10 @@ func renderFindings(fs []finding, object string) string {
 }
 
 // wireObject resolves an object as the trace names it: an API object
-// ("deployment/web" is deployments/web) or a registry record
-// (registrations/NAME).
+// ("deployment/web" is deployments/web) or a call outside the API server
+// (registrations/NAME, Controller.SideEffects).
 func (sc *Scenario) wireObject(arg string) (string, error) {
-	if name, ok := strings.CutPrefix(arg, registry.Resource+"/"); ok && name != "" && !strings.Contains(name, "/") {
+	if res, name, ok := strings.Cut(arg, "/"); ok && sc.sideEffect(res) && name != "" && !strings.Contains(name, "/") {
 		return arg, nil
 	}
 	r, err := sc.object(arg)
@@ -341,9 +284,9 @@ func runRereads(sc *Scenario, inv Invocation) error {
 			conflicted = x
 		}
 	}
-	var rereads []finding
+	var rereads []Finding
 	for _, f := range sc.wireFindings(actor, 0, 0, false) {
-		if rereadRules[f.rule] {
+		if rereadRules[f.Rule] {
 			rereads = append(rereads, f)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -22,8 +21,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/racekit/racekit/controller/registry"
-	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -40,7 +37,8 @@ type Actor struct {
 // SetupActor is the actor the scenario's setup steps (create) run as.
 const SetupActor = "setup"
 
-// ControllerActor is the actor the reference controller runs as.
+// ControllerActor is the actor a controller runs as unless a command says
+// "as ACTOR".
 const ControllerActor = "controller"
 
 // Scenario is the state of one running script: its namespace, actors, hooks,
@@ -64,14 +62,11 @@ type Scenario struct {
 	admin dynamic.Interface
 	own   ownCalls
 
-	// registry is the scenario's own external registry, on loopback, so
-	// that its record IDs and create count belong to this scenario alone.
-	registry       *registry.Server
-	registryServer *http.Server
-	registryURL    string
-	// bug is the teaching variant every controller instance of the
-	// scenario runs; the zero Variant is the production controller.
-	bug teaching.Variant
+	// controllers and commands are what the scenario may use: the
+	// registered controllers, by name, and every command, the built-in
+	// ones and those ScriptOptions.Commands adds.
+	controllers map[string]*Controller
+	commands    map[string]*Command
 
 	mu        sync.Mutex
 	actors    map[string]*Actor
@@ -81,10 +76,14 @@ type Scenario struct {
 	// identities are the actors declared with the actor command, who
 	// authenticate as someone other than themselves in system:masters.
 	identities map[string]identity
-	// instances are the reference controllers, by actor (instances.go).
-	instances map[string]*instance
+	// instances are the controllers as actors run them, by
+	// "controller/actor" (controllers.go).
+	instances map[string]*Instance
 	// reconciles are the spans of the trace each reconcile made.
-	reconciles []reconcileSpan
+	reconciles []Span
+	// shared holds what Shared made, by key; defers run at Close.
+	shared map[string]any
+	defers []func()
 	// bumps counts the bump command's changes, for their values.
 	bumps int
 	// verifyReads checks each read answered from the trace against a GET
@@ -109,7 +108,8 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 		Name: name, Dir: dir, Started: started,
 		ctx: ctx, cp: cp, rec: &Recorder{}, hooks: &hooks.Set{},
 		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
-		reported: map[*hooks.Armed]int{}, identities: map[string]identity{}, instances: map[string]*instance{},
+		reported: map[*hooks.Armed]int{}, identities: map[string]identity{}, instances: map[string]*Instance{},
+		controllers: map[string]*Controller{}, commands: commands, shared: map[string]any{},
 	}
 	admin := rest.CopyConfig(cp.admin)
 	admin.Wrap(sc.own.wrap)
@@ -127,9 +127,6 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 	sc.Namespace = ns.GetName()
 	sc.hooks.OnFire = func(a *hooks.Armed, e hooks.Event) {
 		sc.rec.Note(HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label, Caller: e.Call.Actor})
-	}
-	if err := sc.startRegistry(); err != nil {
-		return nil, err
 	}
 	return sc, nil
 }
@@ -180,26 +177,64 @@ func (sc *Scenario) OwnRoundTrips() (int, time.Duration) {
 	return sc.own.n, sc.own.d
 }
 
-// startRegistry serves the scenario's registry on a loopback port.
-func (sc *Scenario) startRegistry() error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("registry listener: %w", err)
+// Close runs what Defer deferred, last first: a cached controller's
+// informers, the servers a controller's side started. The namespace stays:
+// envtest runs no namespace controller to empty it, and the control plane
+// goes with the process.
+func (sc *Scenario) Close() {
+	sc.mu.Lock()
+	defers := sc.defers
+	sc.defers = nil
+	sc.mu.Unlock()
+	for i := len(defers) - 1; i >= 0; i-- {
+		defers[i]()
 	}
-	sc.registry = registry.NewServer()
-	sc.registryServer = &http.Server{Handler: sc.registry, ReadHeaderTimeout: 10 * time.Second}
-	sc.registryURL = "http://" + l.Addr().String()
-	go sc.registryServer.Serve(l)
-	return nil
 }
 
-// Close releases what the scenario holds outside the API server: its
-// registry. The namespace stays: envtest runs no namespace controller to
-// empty it, and the control plane goes with the process.
-func (sc *Scenario) Close() {
-	if sc.registryServer != nil {
-		sc.registryServer.Close()
+// Defer runs f when the scenario ends, passed or failed, after the
+// functions deferred later.
+func (sc *Scenario) Defer(f func()) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	sc.defers = append(sc.defers, f)
+}
+
+// Shared returns the value the scenario keeps under key, made by create on
+// first use: what every instance of a controller shares, such as a fake
+// external service the controller calls. create may call Defer to clean
+// up. It must not call Shared itself.
+func (sc *Scenario) Shared(key string, create func() (any, error)) (any, error) {
+	sc.mu.Lock()
+	v, ok := sc.shared[key]
+	sc.mu.Unlock()
+	if ok {
+		return v, nil
 	}
+	v, err := create()
+	if err != nil {
+		return nil, fmt.Errorf("shared %s: %w", key, err)
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if prev, ok := sc.shared[key]; ok {
+		return prev, nil
+	}
+	sc.shared[key] = v
+	return v, nil
+}
+
+// Context is the scenario's context: what a command's calls should use.
+func (sc *Scenario) Context() context.Context { return sc.ctx }
+
+// Read returns the object named as scenarios name it (deployments/web,
+// memcacheds/cache/status) as the API server holds it, outside the
+// recording: for assertions, which must not change the trace they check.
+func (sc *Scenario) Read(object string) (*unstructured.Unstructured, error) {
+	r, err := sc.object(object)
+	if err != nil {
+		return nil, err
+	}
+	return sc.read(r)
 }
 
 var notDNS = regexp.MustCompile(`[^a-z0-9-]+`)
@@ -251,12 +286,23 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	return a, nil
 }
 
-// httpClient returns a plain HTTP client whose calls, like the API calls,
-// pass through the scenario's hooks and recorder as actor: what the
-// controller's registry client uses.
-func (sc *Scenario) httpClient(actor string) *http.Client {
+// httpClient returns a plain HTTP client for service, outside the API
+// server, whose calls, like the API calls, pass through the scenario's
+// hooks and recorder as actor (Instance.HTTPClient).
+func (sc *Scenario) httpClient(actor, service string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: hooks.Wrap(actor, sc.hooks)(sc.rec.Wrap(actor)(base))}
+	return &http.Client{Transport: hooks.Wrap(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base))}
+}
+
+// sideEffect reports whether resource is a registered controller's call
+// outside the API server (Controller.SideEffects).
+func (sc *Scenario) sideEffect(resource string) bool {
+	for _, c := range sc.controllers {
+		if contains(c.SideEffects, resource) {
+			return true
+		}
+	}
+	return false
 }
 
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number

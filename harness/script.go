@@ -11,8 +11,6 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/rogpeppe/go-internal/testscript"
 	"k8s.io/klog/v2"
-
-	"github.com/racekit/racekit/controller/teaching"
 )
 
 type scenarioKey struct{}
@@ -34,12 +32,48 @@ type ScriptOptions struct {
 	// server's last answer about the object) check that answer against a
 	// GET, and fail if they differ. It is for racekit's own tests.
 	VerifyReads bool
-	// Bug names the teaching variant (package controller/teaching) that
-	// every controller instance of every scenario runs instead of the
-	// production controller; "" runs the production controller. An unknown
-	// name fails each scenario, with the nearest name as a hint; check it
-	// first with teaching.Lookup.
-	Bug string
+	// Controllers are the controllers scenarios may reconcile, by name.
+	Controllers []*Controller
+	// Commands are scenario commands beside the built-in ones: the
+	// assertions of a controller's own domain. help and the language
+	// reference show them (Commands).
+	Commands []*Command
+}
+
+// Check reports a controller or command that cannot be used: a name given
+// twice, a missing field. Params fails every scenario with it; check first
+// to fail once.
+func (o ScriptOptions) Check() error {
+	_, _, err := o.registry()
+	return err
+}
+
+// registry returns the controllers and every command, by name.
+func (o ScriptOptions) registry() (map[string]*Controller, map[string]*Command, error) {
+	ctrls := map[string]*Controller{}
+	for _, c := range o.Controllers {
+		if c == nil {
+			return nil, nil, fmt.Errorf("a nil controller")
+		}
+		if err := c.check(); err != nil {
+			return nil, nil, err
+		}
+		if ctrls[c.Name] != nil {
+			return nil, nil, fmt.Errorf("controller %s registered twice", c.Name)
+		}
+		ctrls[c.Name] = c
+	}
+	cmds := make(map[string]*Command, len(commands)+len(o.Commands))
+	for n, c := range commands {
+		cmds[n] = c
+	}
+	for _, c := range o.Commands {
+		if err := checkCommand(c, cmds); err != nil {
+			return nil, nil, err
+		}
+		cmds[c.Name] = c
+	}
+	return ctrls, cmds, nil
 }
 
 // DefaultHookTimeout bounds a hook action that blocks: long enough for any
@@ -55,8 +89,9 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 	// story is its trace; the controller's log lines would only interleave
 	// with the output of racekit run and go test.
 	ctx = klog.NewContext(ctx, logr.Discard())
+	ctrls, all, regErr := opts.registry()
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
-	for name, c := range commands {
+	for name, c := range all {
 		cmds[name] = adapt(c)
 	}
 	return testscript.Params{
@@ -66,16 +101,15 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 		RequireUniqueNames: true,
 		Cmds:               cmds,
 		Setup: func(env *testscript.Env) error {
-			bug, err := lookupBug(opts.Bug)
-			if err != nil {
-				return err
+			if regErr != nil {
+				return regErr
 			}
 			name := scriptField(env, "name")
 			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
 			if err != nil {
 				return err
 			}
-			sc.bug = bug
+			sc.controllers, sc.commands = ctrls, all
 			sc.verifyReads = opts.VerifyReads
 			sc.hooks.Timeout = opts.HookTimeout
 			if sc.hooks.Timeout == 0 {
@@ -168,13 +202,4 @@ func scriptField(env *testscript.Env, field string) string {
 		return "scenario"
 	}
 	return f.String()
-}
-
-// lookupBug returns the teaching variant called name, or the production
-// controller for "".
-func lookupBug(name string) (teaching.Variant, error) {
-	if name == "" {
-		return teaching.Variant{}, nil
-	}
-	return teaching.Lookup(name)
 }

@@ -133,11 +133,11 @@ func Mermaid(rows []Row) string {
 	return b.String()
 }
 
-// serverOf names the service an exchange went to: the external registry for
-// its resource, the API server for everything else.
+// serverOf names the service an exchange went to: the one a controller
+// named (Instance.HTTPClient), or the API server.
 func serverOf(r Row) string {
-	if strings.HasPrefix(r.Object, "registrations") {
-		return "registry"
+	if r.Service != "" {
+		return r.Service
 	}
 	return "kube-apiserver"
 }

@@ -88,6 +88,8 @@ type Row struct {
 	GotUID  string      `json:"gotUID,omitempty"`
 	Error   string      `json:"error,omitempty"`
 	Hook    *HookFiring `json:"hook,omitempty"`
+	// Service is where a call outside the API server went.
+	Service string `json:"service,omitempty"`
 }
 
 // Rows returns t with resourceVersions and UIDs replaced by symbols (rv1,
@@ -122,7 +124,7 @@ func (t Trace) Rows() []Row {
 		}
 		x := e.Exchange
 		r := Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(),
-			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err}
+			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err, Service: x.Service}
 		if x.Verb == "list" || x.Verb == "watch" {
 			r.SentRV, r.GotRV = historyRV(x.SentRV), historyRV(x.GotRV)
 			history[x.SentRV], history[x.GotRV] = true, true

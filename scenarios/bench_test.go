@@ -21,15 +21,14 @@ import (
 func BenchmarkFlagship(b *testing.B) {
 	var wall, trips, own time.Duration
 	var ownCalls int
-	opts := harness.ScriptOptions{
-		Files: []string{"deployment_conflict.txtar"},
-		Done: func(sc *harness.Scenario) {
-			wall += sc.Ended.Sub(sc.Started)
-			trips += sc.Trace().RoundTrips()
-			n, d := sc.OwnRoundTrips()
-			ownCalls += n
-			own += d
-		},
+	opts := options(b, "")
+	opts.Files = []string{"deployment_conflict.txtar"}
+	opts.Done = func(sc *harness.Scenario) {
+		wall += sc.Ended.Sub(sc.Started)
+		trips += sc.Trace().RoundTrips()
+		n, d := sc.OwnRoundTrips()
+		ownCalls += n
+		own += d
 	}
 	for b.Loop() {
 		testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
@@ -68,7 +67,9 @@ func BenchmarkCatalogue(b *testing.B) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for _, r := range harness.RunFiles(context.Background(), cp, harness.ScriptOptions{Files: []string{f}}) {
+				opts := options(b, "")
+				opts.Files = []string{f}
+				for _, r := range harness.RunFiles(context.Background(), cp, opts) {
 					if !r.Passed {
 						b.Errorf("%s failed:\n%s", r.Name, r.Log)
 					}

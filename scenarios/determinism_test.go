@@ -41,14 +41,15 @@ func TestDeterminism(t *testing.T) {
 	var mu sync.Mutex
 	traces := map[string][]string{}
 	failed := map[string]int{}
-	opts := harness.ScriptOptions{Dir: ".", Done: func(sc *harness.Scenario) {
+	opts := options(t, "")
+	opts.Done = func(sc *harness.Scenario) {
 		mu.Lock()
 		defer mu.Unlock()
 		traces[sc.Name] = append(traces[sc.Name], sc.Trace().Normalize())
 		if sc.Failed {
 			failed[sc.Name]++
 		}
-	}}
+	}
 	for i := 1; i <= n; i++ {
 		t.Run(fmt.Sprintf("round-%d", i), func(t *testing.T) {
 			testscript.Run(t, harness.Params(context.Background(), cp, opts))

@@ -148,7 +148,13 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 			defer mu.Unlock()
 			out[outcomeKey{v, name}] = outcome{scenario: name, passed: !sub.failed, failure: failure(sub.log.String())}
 		}}
-		testscript.RunT(parent, harness.Params(context.Background(), cp, harness.ScriptOptions{Files: files, Bug: v}))
+		opts, err := referenceOptions(v)
+		if err != nil {
+			out[outcomeKey{v, "options"}] = outcome{scenario: "options", failure: err.Error()}
+			continue
+		}
+		opts.Files = files
+		testscript.RunT(parent, harness.Params(context.Background(), cp, opts))
 	}
 	wg.Wait()
 	return out

@@ -12,6 +12,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/racekit/racekit/controller/race"
+	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
 )
 
@@ -26,7 +28,12 @@ func TestMain(m *testing.M) {
 	// stderr after 30 s, in the middle of the benchmark lines.
 	ctrllog.SetLogger(logr.Discard())
 	var err error
-	cp, err = harness.StartControlPlane(context.Background())
+	crds, err := race.Setup(".", race.Options{}).ReadCRDs()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scenarios: %v\n", err)
+		os.Exit(1)
+	}
+	cp, err = harness.StartControlPlane(context.Background(), harness.WithCRDs(crds))
 	if err != nil {
 		// Fail at once, with the reason: a missing binary says to run
 		// make envtest. Never skip silently.
@@ -52,7 +59,9 @@ func TestScenarios(t *testing.T) {
 			t.Fatal(err) // testscript would panic on it
 		}
 	}
-	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", UpdateScripts: *update}))
+	opts := options(t, "")
+	opts.UpdateScripts = *update
+	testscript.Run(t, harness.Params(context.Background(), cp, opts))
 }
 
 // TestReadsFromTheTrace runs the catalogue with every assertion that the
@@ -60,5 +69,30 @@ func TestScenarios(t *testing.T) {
 // against a GET: the two must agree everywhere, or the trace is no
 // substitute for the server.
 func TestReadsFromTheTrace(t *testing.T) {
-	testscript.Run(t, harness.Params(context.Background(), cp, harness.ScriptOptions{Dir: ".", VerifyReads: true}))
+	opts := options(t, "")
+	opts.VerifyReads = true
+	testscript.Run(t, harness.Params(context.Background(), cp, opts))
+}
+
+// options returns the options that race the reference controller, through
+// racekit's public API, with the scenarios in this folder: the production
+// controller, or the teaching variant called bug.
+func options(tb testing.TB, bug string) harness.ScriptOptions {
+	tb.Helper()
+	opts, err := referenceOptions(bug)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return opts
+}
+
+func referenceOptions(bug string) (harness.ScriptOptions, error) {
+	var v teaching.Variant
+	if bug != "" {
+		var err error
+		if v, err = teaching.Lookup(bug); err != nil {
+			return harness.ScriptOptions{}, err
+		}
+	}
+	return race.Setup(".", race.Options{Bug: v}).ScriptOptions()
 }

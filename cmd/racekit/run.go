@@ -21,6 +21,7 @@ import (
 	"golang.org/x/term"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/racekit/racekit/controller/race"
 	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/internal/assets"
@@ -101,11 +102,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	var variant teaching.Variant
 	if *bug != "" {
-		if _, err := teaching.Lookup(*bug); err != nil {
+		v, err := teaching.Lookup(*bug)
+		if err != nil {
 			fmt.Fprintf(stderr, "racekit run: --bug: %v\n", err)
 			return exitUsage
 		}
+		variant = v
 	}
 	if *list {
 		files, cleanup, err := scenarioFiles(fl.Args(), true)
@@ -149,7 +153,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	color := isTerminal(human)
 	code := exitOK
-	results := harness.RunFiles(ctx, cp, harness.ScriptOptions{Files: files, Bug: *bug})
+	opts, err := race.Setup("", race.Options{Bug: variant}).ScriptOptions()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n", err)
+		return exitFail
+	}
+	opts.Files = files
+	results := harness.RunFiles(ctx, cp, opts)
 	for _, r := range results {
 		status := "PASS"
 		if !r.Passed {
@@ -300,7 +310,11 @@ func startControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane,
 	}
 	fmt.Fprintf(w, "racekit: starting the control plane (kube-apiserver %s, etcd %s)...", assets.KubernetesVersion, assets.EtcdVersion)
 	start := time.Now()
-	cp, err := harness.StartControlPlane(ctx)
+	crds, err := race.Setup("", race.Options{}).ReadCRDs()
+	if err != nil {
+		return nil, err
+	}
+	cp, err := harness.StartControlPlane(ctx, harness.WithCRDs(crds))
 	if err != nil {
 		fmt.Fprintln(w)
 		return nil, err

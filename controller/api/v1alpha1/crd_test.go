@@ -12,13 +12,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/racekit/racekit"
+	"github.com/racekit/racekit/controller"
 	"github.com/racekit/racekit/controller/api/v1alpha1"
 )
 
 // crdFile is the manifest the control plane installs, read from the same
 // embedded files the harness reads.
-const crdFile = "testdata/crds/demo.racekit.dev_webapps.yaml"
+const crdFile = "config/crd/demo.racekit.dev_webapps.yaml"
 
 // shape is the part of a schema that Go types decide: the JSON type and
 // format of each field, which fields are required, and what objects and
@@ -80,7 +80,7 @@ func TestShapeOfGo(t *testing.T) {
 
 func readCRD(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
-	data, err := racekit.CRDs.ReadFile(crdFile)
+	data, err := controller.CRDs.ReadFile(crdFile)
 	assert.NilError(t, err)
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	assert.NilError(t, yaml.UnmarshalStrict(data, crd))
