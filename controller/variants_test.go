@@ -28,16 +28,18 @@ func TestProductionBreaksNoRule(t *testing.T) {
 	assert.Assert(t, controller.NewTeachingVariant(nil, controller.Options{}, teaching.Variant{}).Variant().IsZero())
 }
 
-// TestTeachingVariantsStayInTheHarness reads the module's Go source, tests
-// aside, and checks who may select a teaching variant: only the harness
+// TestTeachingVariantsStayInTheRacingSide reads the module's Go source,
+// tests aside, and checks who may select a teaching variant: only
+// controller/race, which plugs the reference controller into racekit,
 // calls NewTeachingVariant; the two files that start the production
 // controller (controller/run.go for controller.Run, cmd/racekit/controller.go
-// for the racekit controller command) do not import package teaching; and
-// no package but the controller, package teaching itself, the harness and
-// cmd/racekit imports it. It does not follow calls: the controller's own
-// code names the variants, in the marked places that a Reconciler built by
-// New skips (TestProductionBreaksNoRule checks that New builds none).
-func TestTeachingVariantsStayInTheHarness(t *testing.T) {
+// for the racekit controller command) do not import package teaching. It
+// does not follow calls: the controller's own code names the variants, in
+// the marked places that a Reconciler built by New skips
+// (TestProductionBreaksNoRule checks that New builds none). No other
+// package but package teaching itself imports it: the harness knows no
+// controller, let alone its variants.
+func TestTeachingVariantsStayInTheRacingSide(t *testing.T) {
 	const teachingPath = `"github.com/racekit/racekit/controller/teaching"`
 	root := filepath.Join("..")
 	var callers, importers []string
@@ -72,16 +74,16 @@ func TestTeachingVariantsStayInTheHarness(t *testing.T) {
 	assert.NilError(t, err)
 
 	for _, c := range callers {
-		assert.Assert(t, strings.HasPrefix(c, "harness/"), "%s calls NewTeachingVariant: only the harness may build a teaching variant", c)
+		assert.Assert(t, strings.HasPrefix(c, "controller/race/"), "%s calls NewTeachingVariant: only the reference controller's racing side (controller/race) may build a teaching variant", c)
 	}
-	assert.Assert(t, len(callers) > 0, "the harness no longer calls NewTeachingVariant; this test checks nothing")
+	assert.Assert(t, len(callers) > 0, "controller/race no longer calls NewTeachingVariant; this test checks nothing")
 	for _, production := range []string{"controller/run.go", "cmd/racekit/controller.go"} {
 		assert.Assert(t, !slices.Contains(importers, production), "%s imports package teaching: the production controller must not be able to select a variant", production)
 	}
 	for _, imp := range importers {
 		dir := filepath.ToSlash(filepath.Dir(imp))
-		ok := dir == "controller" || dir == "controller/teaching" || dir == "harness" || dir == "cmd/racekit"
-		assert.Assert(t, ok, "%s imports package teaching; only the controller, the harness and racekit run may", imp)
+		ok := dir == "controller" || dir == "controller/teaching" || dir == "controller/race" || dir == "cmd/racekit"
+		assert.Assert(t, ok, "%s imports package teaching; only the controller, its racing side (controller/race) and racekit run may", imp)
 	}
 }
 

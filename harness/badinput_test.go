@@ -36,7 +36,9 @@ func TestBadInput(t *testing.T) {
 			want = strings.TrimSpace(want)
 			assert.Assert(t, found && want != "", "%s has no want section", file)
 
-			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, HookTimeout: time.Second})
+			c, opts := withRef(t, file)
+			opts.HookTimeout = time.Second
+			res := RunFiles(context.Background(), c, opts)
 			assert.Equal(t, len(res), 1)
 			out := res[0].Log
 			assert.Assert(t, !res[0].Passed, "the script passed, but it must fail; output:\n%s", out)

@@ -60,7 +60,7 @@ func TestSummariesSayWhereStateComesFrom(t *testing.T) {
 	}
 	// The ones known today, so that a call graph that finds nothing
 	// cannot pass this test.
-	for _, name := range []string{"field", "annotation", "confirmed", "owned-by", "condition"} {
+	for _, name := range []string{"field", "annotation", "owned-by", "condition"} {
 		assert.Assert(t, slices.Contains(reading, name), "%s no longer reads through Scenario.read? found %v", name, reading)
 	}
 }

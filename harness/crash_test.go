@@ -26,7 +26,9 @@ reconcile webapps/web
 `)
 	killTarget = c
 	defer func() { killTarget = nil }()
-	res := RunFiles(context.Background(), c, ScriptOptions{Files: []string{file}})
+	opts := refOptions(t, c, "")
+	opts.Files = []string{file}
+	res := RunFiles(context.Background(), c, opts)
 	assert.Equal(t, len(res), 1)
 	assert.Assert(t, !res[0].Passed)
 	assert.Assert(t, strings.Contains(res[0].Log, "crash.txtar:4: reconcile webapps/web: the control plane crashed: kube-apiserver is no longer running"), "%s", res[0].Log)

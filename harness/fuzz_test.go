@@ -43,18 +43,21 @@ func FuzzScript(f *testing.F) {
 		if err := checkArchive("fuzz.txtar", []byte(script)); err != nil {
 			// RunFiles refuses it the same way; txtar.Parse, used below to
 			// filter the script, would panic on it.
-			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{writeScript(t, script)}})
+			c, opts := withRef(t, writeScript(t, script))
+			res := RunFiles(context.Background(), c, opts)
 			if len(res) != 1 || res[0].Passed || !strings.Contains(res[0].Log, "malformed file marker") {
 				t.Fatalf("a malformed archive was not refused: %+v", res)
 			}
 			return
 		}
 		ar := txtar.Parse([]byte(script))
-		ar.Comment = []byte(onlyOurCommands(string(ar.Comment)))
+		c, opts := withRef(t)
+		ar.Comment = []byte(onlyOurCommands(string(ar.Comment), Commands(opts.Commands...)))
 		file := filepath.Join(t.TempDir(), "fuzz.txtar")
 		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		opts.Files = []string{file}
 		// Go's fuzzing worker takes an input that runs for 10 s as hung
 		// and dies ("deadlocked!"), leaving its control plane behind. A
 		// script may wait on purpose (next waits 10 s for a watch event
@@ -62,7 +65,8 @@ func FuzzScript(f *testing.F) {
 		// a command that ignores the context still shows up as a hang.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		res := RunFiles(ctx, controlPlane(t), ScriptOptions{Files: []string{file}, HookTimeout: 2 * time.Second})
+		opts.HookTimeout = 2 * time.Second
+		res := RunFiles(ctx, c, opts)
 		if len(res) != 1 {
 			t.Fatalf("want one result, got %d", len(res))
 		}
@@ -72,9 +76,13 @@ func FuzzScript(f *testing.F) {
 	})
 }
 
-// onlyOurCommands drops the script lines whose command is not a racekit
-// scenario command, keeping comments and blank lines.
-func onlyOurCommands(script string) string {
+// onlyOurCommands drops the script lines whose command is not one of cmds,
+// keeping comments and blank lines.
+func onlyOurCommands(script string, cmds []*Command) string {
+	ours := map[string]bool{}
+	for _, c := range cmds {
+		ours[c.Name] = true
+	}
 	var keep []string
 	for _, line := range strings.Split(script, "\n") {
 		f := strings.Fields(line)
@@ -85,7 +93,7 @@ func onlyOurCommands(script string) string {
 			keep = append(keep, line)
 			continue
 		}
-		if _, ok := commands[f[0]]; ok && !strings.HasPrefix(f[0], "test-") {
+		if ours[f[0]] && !strings.HasPrefix(f[0], "test-") {
 			keep = append(keep, line)
 		}
 	}

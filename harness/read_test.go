@@ -55,10 +55,9 @@ field deployments/web spec.replicas 3
 	own := func(t *testing.T, script string) int {
 		t.Helper()
 		var n int
-		res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{
-			Files: []string{webAppScript(t, "reads.txtar", script)},
-			Done:  func(sc *Scenario) { n, _ = sc.OwnRoundTrips() },
-		})
+		c, opts := withRef(t, webAppScript(t, "reads.txtar", script))
+		opts.Done = func(sc *Scenario) { n, _ = sc.OwnRoundTrips() }
+		res := RunFiles(context.Background(), c, opts)
 		assert.Equal(t, len(res), 1)
 		assert.Assert(t, res[0].Passed, "the script failed:\n%s", res[0].Log)
 		return n

@@ -38,7 +38,6 @@ func TestLoopbackAndAuthentication(t *testing.T) {
 // token appears in the trace, the timeline, the Mermaid and JSON renderings,
 // the failure output, or the control plane's logs.
 func TestNoSecretsInOutput(t *testing.T) {
-	cp := controlPlane(t)
 	file := webAppScript(t, "failing.txtar", `# fails on purpose
 create webapp.yaml
 on after controller get deployments/web 1st: annotate bob deployments/web team=blue
@@ -46,7 +45,8 @@ reconcile webapps/web
 reconcile webapps/web
 field deployments/web spec.replicas 9
 `)
-	res := RunFiles(context.Background(), cp, ScriptOptions{Files: []string{file}})
+	cp, opts := withRef(t, file)
+	res := RunFiles(context.Background(), cp, opts)
 	assert.Equal(t, len(res), 1)
 	assert.Assert(t, !res[0].Passed)
 	rows := res[0].Trace.Rows()

@@ -155,11 +155,13 @@ func checksStdout(words []string) bool {
 	return false
 }
 
-// Check runs the twin on cp and returns nil when it fails as a failing twin
+// Check runs the twin on cp, with opts' controllers and commands, and
+// returns nil when it fails as a failing twin
 // must: its first failure is reported at its claim (file:line: COMMAND
 // ...), is no usage error, and matches Want.
-func (tw Twin) Check(ctx context.Context, cp *ControlPlane) error {
-	res := RunFiles(ctx, cp, ScriptOptions{Files: []string{tw.File}})
+func (tw Twin) Check(ctx context.Context, cp *ControlPlane, opts ScriptOptions) error {
+	opts.Files = []string{tw.File}
+	res := RunFiles(ctx, cp, opts)
 	if len(res) != 1 {
 		return fmt.Errorf("%s: ran %d scenarios, want 1", tw.File, len(res))
 	}

@@ -19,7 +19,8 @@ import (
 // none can be registered without a case that proves it can fail.
 func TestFailingTwins(t *testing.T) {
 	var names []string
-	for _, c := range Commands() {
+	c, opts := withRef(t)
+	for _, c := range Commands(opts.Commands...) {
 		if c.Group == "assert" {
 			names = append(names, c.Name)
 		}
@@ -32,7 +33,7 @@ func TestFailingTwins(t *testing.T) {
 	for _, tw := range twins {
 		t.Run(strings.TrimSuffix(filepath.Base(tw.File), ".txtar"), func(t *testing.T) {
 			t.Parallel()
-			assert.NilError(t, tw.Check(context.Background(), controlPlane(t)))
+			assert.NilError(t, tw.Check(context.Background(), c, opts))
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/racekit/racekit/controller/race"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/hooks"
 )
@@ -25,7 +26,7 @@ func languageText() string {
 	var b strings.Builder
 	b.WriteString("Scenario commands (testscript; \"!\" before a command negates it where noted):\n")
 	group := ""
-	for _, c := range harness.Commands() {
+	for _, c := range harness.Commands(race.Commands()...) {
 		if strings.HasPrefix(c.Name, "test-") {
 			continue
 		}
@@ -67,7 +68,7 @@ func languageMarkdown() string {
 	var b strings.Builder
 	b.WriteString(languageIntro)
 	group := ""
-	for _, c := range harness.Commands() {
+	for _, c := range harness.Commands(race.Commands()...) {
 		if strings.HasPrefix(c.Name, "test-") {
 			continue
 		}
@@ -116,13 +117,13 @@ terminal.
 ## The moving parts
 
 - **Actors.** ` + "`setup`" + ` (the scenario's own ` + "`create`" + ` steps),
-  ` + "`controller`" + ` (the reference controller) and any writer you name
+  ` + "`controller`" + ` (the controller a reconcile runs) and any writer you name
   (` + "`alice`, `bob`" + `). Each is its own user with its own client
   certificate, user agent (` + "`NAME/racekit`" + `) and so field manager
   (` + "`NAME`" + `).
 - **Objects** are written ` + "`RESOURCE/NAME`" + `, such as ` + "`deployments/web`" + ` or
-  ` + "`webapps/web/status`" + `. The controller's registry calls are
-  ` + "`registrations/NAME`" + `.
+  ` + "`webapps/web/status`" + `. A controller's calls to a service outside the
+  API server (Controller.SideEffects) are ` + "`RESOURCE/NAME`" + ` too.
 - **Hooks.** ` + "`on POINT ACTOR VERB RESOURCE[/NAME] [Nth|every]: [!] COMMAND ARGS...`" + `
   arms a hook. The occurrence counts matching calls made after the hook is
   armed (` + "`#1`" + ` cannot be used: testscript reads ` + "`#`" + ` as a comment).
@@ -151,16 +152,34 @@ terminal.
 
 ## Controllers and teaching variants
 
-- ` + "`reconcile webapps/NAME as ACTOR`" + ` runs a second instance of the reference
-  controller with its own counters, sharing the scenario's registry, hooks
-  and trace; it can run inside a hook.
+- **Controllers** are registered by name (racekit.Setup.Controllers; see
+  "Race your own controller" in the README). ` + "`reconcile CONTROLLER RESOURCE/NAME`" + `
+  runs one reconcile; the name may be left out when one controller
+  reconciles RESOURCE, so racekit's catalogue writes ` + "`reconcile webapps/web`" + `
+  for the reference controller, registered as ` + "`webapp`" + `. ` + "`settle`" + ` reconciles
+  until the controller stops asking to run again, as a workqueue would;
+  ` + "`result`" + ` asserts what the last reconcile returned.
+- ` + "`reconcile ... as ACTOR`" + ` runs a second instance of the controller, built
+  afresh as another actor, sharing the scenario's hooks and trace (and, for
+  the reference controller, its registry); it can run inside a hook.
+- **Cached controllers** read from informers whose LIST and WATCH are in the
+  trace. Before each reconcile, after each hook action and after each of
+  the controller's own writes, the harness waits until the cache holds
+  every write so far, so a scenario reads the same on every run.
+  ` + "`hold CONTROLLER RESOURCE`" + ` keeps the resource's watch events back, in order,
+  until ` + "`release`" + `: in between, the controller reads stale state on purpose. A
+  cached read makes no API call, so a hook on a cached controller's GET
+  never fires: hook its writes, or hold its cache.
+- The reference controller adds ` + "`registry-creates`" + `, ` + "`counted-conflicts`" + ` and
+  ` + "`confirmed`" + `, and its registry calls, ` + "`registrations/NAME`" + `, are hooked and
+  counted like API calls.
 - ` + "`actor NAME user=USER groups=...`" + ` declares who an actor authenticates as,
   before its first call; scenarios rely on built-in RBAC grants only, since a
   Role created during a scenario takes effect only once the API server's RBAC
   cache catches up.
 - ` + "`racekit run --bug NAME`" + ` runs scenarios against a teaching variant of the
-  controller that breaks one rule (` + "`racekit run --list-bugs`" + ` lists them);
-  [variants.md](variants.md) shows which scenario catches which.
+  reference controller that breaks one rule (` + "`racekit run --list-bugs`" + ` lists
+  them); [variants.md](variants.md) shows which scenario catches which.
 - A failed reconcile lists the "rule broken" it saw on the wire; ` + "`rereads`" + `,
   ` + "`attempts`" + ` and ` + "`confirmed`" + ` check the same rules directly. A reconcile that
   makes more than 20 calls of one kind on one object is stopped as an

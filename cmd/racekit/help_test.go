@@ -10,6 +10,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/racekit/racekit/controller/teaching"
+	"github.com/racekit/racekit/controller/race"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/hooks"
 )
@@ -45,7 +46,7 @@ func TestLanguageDoc(t *testing.T) {
 func TestHelpListsEverything(t *testing.T) {
 	var out, errOut strings.Builder
 	assert.Equal(t, run([]string{"help", "scenario"}, &out, &errOut), exitOK)
-	for _, c := range harness.Commands() {
+	for _, c := range harness.Commands(race.Commands()...) {
 		if strings.HasPrefix(c.Name, "test-") {
 			continue
 		}
