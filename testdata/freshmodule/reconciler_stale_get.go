@@ -20,19 +20,20 @@ type Reconciler struct {
 	Backoff wait.Backoff
 }
 
-// Reconcile reads the Counter and writes it back one higher. A 409
-// Conflict means that someone changed the Counter since the read, so every
-// attempt starts from a fresh GET.
+// Reconcile reads the Counter once and retries only the update. This is
+// the bug TestFreshModule expects racekit to catch: after a 409 Conflict,
+// every retry sends the same stale copy, and the API server refuses each
+// one.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var c Counter
+	if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	c.Spec.Value++
 	err := retry.RetryOnConflict(r.Backoff, func() error {
-		var c Counter
-		if err := r.Client.Get(ctx, req.NamespacedName, &c); err != nil {
-			return err
-		}
-		c.Spec.Value++
 		return r.Client.Update(ctx, &c)
 	})
-	if err := client.IgnoreNotFound(err); err != nil {
+	if err != nil {
 		return reconcile.Result{}, fmt.Errorf("add one to counter %s: %w", req.NamespacedName, err)
 	}
 	return reconcile.Result{}, nil

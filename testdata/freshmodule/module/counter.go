@@ -1,6 +1,5 @@
-// Package counter is a project that uses racekit as any project would: a
-// CRD, its Go types and a controller-runtime reconciler, raced from the
-// project's own test.
+// Package counter is a small operator: the Counter CRD's Go types and a
+// controller-runtime reconciler that adds one to a Counter.
 package counter
 
 import (
