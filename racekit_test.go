@@ -30,10 +30,11 @@ import (
 // fail, and its failure must name the rule it broke: stale object.
 //
 // Warm, after make test has filled the build cache with the race build of
-// racekit's dependencies, it takes about 55 s on 2 CPUs: go mod tidy 0.2 s,
-// then each go test run about 27 s, of which about 15 s builds and links the
-// test binary and 10 s starts its control plane. Cold, the first run also
-// compiles every dependency with -race, which takes minutes.
+// racekit's dependencies, it takes 35 s on 2 CPUs (48 s with other tests
+// loading them): go mod tidy under 1 s, then each go test run 16 to 19 s,
+// about 8 s to build and link the test binary and 9 s to run it, most of
+// that starting its control plane. Cold, the first run also compiles every
+// dependency with -race, which takes minutes.
 func TestFreshModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module of its own and runs its tests twice, each on a control plane of its own")
