@@ -70,6 +70,8 @@ type (
 	CRD = harness.CRD
 	// ScriptOptions configures a run of scenarios without Run.
 	ScriptOptions = harness.ScriptOptions
+	// Result is the outcome of one scenario that Play ran.
+	Result = harness.Result
 )
 
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
@@ -232,6 +234,31 @@ func Run(t *testing.T, s Setup) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, harness.Params(context.Background(), c, opts))
+}
+
+// Play runs every scenario in s.Dir, as Run does, one after another, and
+// returns each one's outcome instead of failing a test: for a test that
+// expects a scenario to fail, such as one that shows that a scenario
+// catches a bug. Like Run, it needs Main. It never rewrites golden
+// sections.
+func Play(s Setup) ([]Result, error) {
+	opts, err := s.options()
+	if err != nil {
+		return nil, err
+	}
+	c, err := controlPlane()
+	if err != nil {
+		return nil, err
+	}
+	if err := install(c, s); err != nil {
+		return nil, err
+	}
+	// testscript reads Files only without a Dir; options found at least one.
+	if opts.Files, err = filepath.Glob(filepath.Join(opts.Dir, "*.txtar")); err != nil {
+		return nil, err
+	}
+	opts.Dir, opts.UpdateScripts = "", false
+	return harness.RunFiles(context.Background(), c, opts), nil
 }
 
 // ScriptOptions returns the options that run s's scenario files on a
