@@ -74,5 +74,5 @@ func TestReadmeExamples(t *testing.T) {
 		}
 	}
 	assert.Assert(t, kinds["file"] > 0 && kinds["excerpt"] > 0,
-		"README.md shows no example-file and example-excerpt blocks (found %v): Race your own controller lost its markers", kinds)
+		"README.md must show an example-file and an example-excerpt block, and shows %v: Race your own controller lost its markers", kinds)
 }
