@@ -57,7 +57,8 @@ type cachedKind struct {
 
 // startCache starts a cache over objs, in the scenario's namespace, with
 // cfg (the actor's recorded and hooked config), and returns once each
-// kind's informer has synced and its watch is answered. The informers
+// kind's informer has synced: its initial list is in the store and its
+// event handler has seen it. The informers
 // start one after another, so that their calls come in the same order on
 // every run.
 func (sc *Scenario) startCache(actor string, cfg *rest.Config, scheme *runtime.Scheme, objs []client.Object) (*controllerCache, error) {
@@ -103,13 +104,19 @@ func (sc *Scenario) startCache(actor string, cfg *rest.Config, scheme *runtime.S
 			cc.close()
 			return nil, fmt.Errorf("start the %s informer of %s: %w", k.gvr.Resource, actor, err)
 		}
-		if _, err := inf.AddEventHandler(cc.handler(k.gvr)); err != nil {
+		reg, err := inf.AddEventHandler(cc.handler(k.gvr))
+		if err != nil {
 			cc.close()
 			return nil, fmt.Errorf("watch the %s informer of %s: %w", k.gvr.Resource, actor, err)
 		}
-		if err := cc.feed.wait(wait, func() bool { return cc.feed.watchesAnswered(k.gvr.Resource) > 0 }); err != nil {
+		// Synced, the store holds the initial list and the handler has
+		// seen it: a hold that follows cannot catch the initial events,
+		// and the first read does not wait on the informer's own poll.
+		select {
+		case <-reg.HasSyncedChecker().Done():
+		case <-wait.Done():
 			cc.close()
-			return nil, fmt.Errorf("the %s informer of %s never watched: %w", k.gvr.Resource, actor, err)
+			return nil, fmt.Errorf("the %s informer of %s never synced: %w", k.gvr.Resource, actor, wait.Err())
 		}
 	}
 	return cc, nil

@@ -37,7 +37,6 @@ type feed struct {
 	held    map[string]bool // by resource, such as "deployments"
 	queued  map[string]int  // events waiting behind a hold, by resource
 	seen    map[objectKey]seenVersion
-	watches map[string]int // watch streams answered, by resource
 }
 
 // seenVersion is what a cache holds of one object: its resourceVersion, or
@@ -49,7 +48,7 @@ type seenVersion struct {
 
 func newFeed() *feed {
 	return &feed{changed: make(chan struct{}), held: map[string]bool{}, queued: map[string]int{},
-		seen: map[objectKey]seenVersion{}, watches: map[string]int{}}
+		seen: map[objectKey]seenVersion{}}
 }
 
 // broadcast wakes every waiter. Call it with f.mu held.
@@ -131,12 +130,6 @@ func (f *feed) seenOf(key objectKey) (seenVersion, bool) {
 	return v, ok
 }
 
-// watchesAnswered returns how many watch streams of resource the API
-// server has answered. Call it with f.mu held, as wait's condition does.
-func (f *feed) watchesAnswered(resource string) int {
-	return f.watches[resource]
-}
-
 // wrap is for rest.Config.Wrap: it gates the bodies of watch responses.
 func (f *feed) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
@@ -152,10 +145,6 @@ func (f *feed) wrap(next http.RoundTripper) http.RoundTripper {
 			go f.pump(ctx, call.Resource, g.upstream, pw)
 			resp.Body = g
 		}
-		f.mu.Lock()
-		f.watches[call.Resource]++
-		f.broadcast()
-		f.mu.Unlock()
 		return resp, nil
 	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 	"gotest.tools/v3/assert"
-
 )
 
 // TestTeachingVariantScripts runs each script under testdata/variants

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
 
-	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/controller/race"
+	"github.com/racekit/racekit/controller/teaching"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/hooks"
 )

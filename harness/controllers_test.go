@@ -1,0 +1,127 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	kscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// seer reconciles a ConfigMap the way many controllers reconcile their
+// objects: it reads it and, when data.seen lags data.value, copies one to
+// the other with an update that carries the resourceVersion it read. A
+// ConfigMap can ask it for another answer in data.ask: requeue, later
+// (RequeueAfter 30s) or fail.
+type seer struct{ c client.Client }
+
+func (s *seer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var cm corev1.ConfigMap
+	if err := s.c.Get(ctx, req.NamespacedName, &cm); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	switch cm.Data["ask"] {
+	case "requeue":
+		return reconcile.Result{Requeue: true}, nil //nolint:staticcheck // what older reconcilers return
+	case "later":
+		return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
+	case "fail":
+		return reconcile.Result{}, errors.New("asked to fail")
+	}
+	if cm.Data["seen"] == cm.Data["value"] {
+		return reconcile.Result{}, nil
+	}
+	cm.Data["seen"] = cm.Data["value"]
+	return reconcile.Result{}, s.c.Update(ctx, &cm)
+}
+
+// coreOnly knows ConfigMaps and the rest of core/v1, and no Deployment.
+var coreOnly = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// testControllers are the controllers of testdata/controllers: the seer,
+// live and cached, and two whose constructors fail.
+func testControllers() []*Controller {
+	build := func(in *Instance) (reconcile.Reconciler, error) { return &seer{c: in.Client}, nil }
+	return []*Controller{
+		{Name: "seer", Scheme: coreOnly, For: &corev1.ConfigMap{}, New: build},
+		{Name: "cached", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Cache: []client.Object{&corev1.ConfigMap{}}, New: build},
+		{Name: "panics", Scheme: kscheme.Scheme, For: &corev1.Secret{}, New: func(*Instance) (reconcile.Reconciler, error) { panic("no luck") }},
+		{Name: "refuses", Scheme: kscheme.Scheme, For: &corev1.Secret{}, New: func(*Instance) (reconcile.Reconciler, error) {
+			return nil, errors.New("no registry URL")
+		}},
+	}
+}
+
+// TestControllerScripts runs the scripts under testdata/controllers with
+// testControllers registered. A script with a want section must fail, at
+// a line and with a message its regular expression matches; one without
+// must pass.
+func TestControllerScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/controllers/*.txtar")
+	assert.NilError(t, err)
+	assert.Assert(t, len(files) > 0)
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			data, err := os.ReadFile(file)
+			assert.NilError(t, err)
+			_, want, hasWant := strings.Cut(string(data), "\n-- want --\n")
+			want = strings.TrimSpace(want)
+			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, Controllers: testControllers()})
+			assert.Equal(t, len(res), 1)
+			out := res[0].Log
+			if !hasWant {
+				assert.Assert(t, res[0].Passed, "the script failed:\n%s", out)
+				return
+			}
+			assert.Assert(t, !res[0].Passed, "the script passed, but it must fail; output:\n%s", out)
+			assert.Assert(t, regexp.MustCompile(want).MatchString(out), "output does not match %q:\n%s", want, out)
+		})
+	}
+}
+
+// TestRegistryRefuses checks what ScriptOptions.Check refuses before any
+// scenario runs: controllers and commands that are unusable or named twice.
+func TestRegistryRefuses(t *testing.T) {
+	ok := testControllers()[0]
+	noop := func(*Scenario, Invocation) error { return nil }
+	tests := []struct {
+		name string
+		opts ScriptOptions
+		want string
+	}{
+		{"controller twice", ScriptOptions{Controllers: []*Controller{ok, ok}}, "controller seer registered twice"},
+		{"bad name", ScriptOptions{Controllers: []*Controller{{Name: "My Controller", Scheme: coreOnly, For: &corev1.ConfigMap{}, New: ok.New}}}, `bad controller name "My Controller"`},
+		{"no New", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, For: &corev1.ConfigMap{}}}}, "controller x has no New"},
+		{"no For", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, New: ok.New}}}, "controller x has no For"},
+		{"kind outside the scheme", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, For: &corev1.ConfigMap{}, Cache: []client.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}}, New: ok.New}}}, "controller x: "},
+		{"command twice", ScriptOptions{Commands: []*Command{{Name: "mine", Group: "assert", Summary: "s", Run: noop}, {Name: "mine", Group: "assert", Summary: "s", Run: noop}}}, "command mine registered twice"},
+		{"command over a built-in", ScriptOptions{Commands: []*Command{{Name: "field", Group: "assert", Summary: "s", Run: noop}}}, "command field registered twice"},
+		{"command without Run", ScriptOptions{Commands: []*Command{{Name: "mine", Group: "assert", Summary: "s"}}}, "command mine has no Run"},
+		{"command in no group", ScriptOptions{Commands: []*Command{{Name: "mine", Group: "checks", Summary: "s", Run: noop}}}, `command mine: bad group "checks"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.opts.Check()
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+	assert.NilError(t, ScriptOptions{Controllers: testControllers(), Commands: []*Command{{Name: "mine", Group: "assert", Summary: "s", Run: noop}}}.Check())
+}
