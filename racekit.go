@@ -174,13 +174,21 @@ var (
 	mainRan bool
 )
 
+// timelineFlag prints each scenario's timeline: go test -run
+// 'TestRaces/NAME$' -v -args -racekit.timeline.
+const timelineFlag = "racekit.timeline"
+
 // Main runs the tests of m and stops the control plane when they end. Call
 // it from TestMain; Run refuses to start a control plane without it, which
 // would outlive the test process. It defines the -update flag (rewrite
-// golden sections) unless the test binary has one.
+// golden sections) unless the test binary has one, and -racekit.timeline,
+// which prints each scenario's timeline of the race, as racekit run does.
 func Main(m *testing.M) {
 	if flag.Lookup("update") == nil {
 		flag.Bool("update", false, "rewrite the scenarios' golden sections with what this run produced")
+	}
+	if flag.Lookup(timelineFlag) == nil {
+		flag.Bool(timelineFlag, false, "print each scenario's timeline of the race to standard output")
 	}
 	flag.Parse()
 	// envtest logs through controller-runtime's logger; unset, it warns
@@ -291,6 +299,9 @@ func (s Setup) options() (harness.ScriptOptions, error) {
 	if f := flag.Lookup("update"); f != nil {
 		opts.UpdateScripts = f.Value.String() == "true"
 	}
+	if f := flag.Lookup(timelineFlag); f != nil && f.Value.String() == "true" {
+		opts.Done = printTimeline
+	}
 	return opts, opts.Check()
 }
 
@@ -321,4 +332,10 @@ func (s Setup) ReadCRDs() ([]CRD, error) {
 		crds = append(crds, got...)
 	}
 	return crds, nil
+}
+
+// printTimeline prints sc's timeline, in one write, so that the scenarios
+// running in parallel do not interleave their lines.
+func printTimeline(sc *Scenario) {
+	fmt.Fprintf(os.Stdout, "--- timeline of %s\n%s", sc.Name, harness.Timeline(sc.Trace().Rows(), false))
 }
