@@ -57,7 +57,10 @@ type Command struct {
 	Negation         Negation
 	// Hookable commands may run as a hook's action.
 	Hookable bool
-	Run      func(sc *Scenario, inv Invocation) error
+	// Hidden commands are the harness's own plumbing: help and the
+	// language reference leave them out.
+	Hidden bool
+	Run    func(sc *Scenario, inv Invocation) error
 }
 
 // Usage returns "usage: NAME ARGS".
@@ -81,7 +84,9 @@ func register(c *Command) {
 func Commands(extra ...*Command) []*Command {
 	all := make(map[string]*Command, len(commands)+len(extra))
 	for _, c := range commands {
-		all[c.Name] = c
+		if !c.Hidden {
+			all[c.Name] = c
+		}
 	}
 	for _, c := range extra {
 		all[c.Name] = c

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rogpeppe/go-internal/testscript"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -89,6 +90,17 @@ type Scenario struct {
 	// verifyReads checks each read answered from the trace against a GET
 	// (ScriptOptions.VerifyReads).
 	verifyReads bool
+	// opts are the options the scenario runs with, for the
+	// interleavings an explore line runs (explore.go).
+	opts ScriptOptions
+	// t is the script's test, for the subtests explore reports.
+	t testscript.T
+	// exploring is set once an explore line has run: the lines under it
+	// are the explorer's, run in each interleaving, not here.
+	exploring bool
+	// exploreFrom is the last sequence number before an explore
+	// workload's calls, noted by the learning run's marker.
+	exploreFrom int
 	// cacheTimeout bounds each wait for a cached controller's cache to
 	// catch up (cache.go); zero means DefaultCacheTimeout.
 	cacheTimeout time.Duration

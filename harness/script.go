@@ -109,7 +109,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			if err != nil {
 				return err
 			}
-			sc.controllers, sc.commands = ctrls, all
+			sc.controllers, sc.commands, sc.opts = ctrls, all, opts
 			sc.verifyReads = opts.VerifyReads
 			sc.hooks.Timeout = opts.HookTimeout
 			if sc.hooks.Timeout == 0 {
@@ -118,6 +118,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			env.Values[scenarioKey{}] = sc
 			env.Setenv("NAMESPACE", sc.Namespace)
 			t := env.T()
+			sc.t = t
 			env.Defer(func() {
 				sc.Ended = time.Now()
 				defer sc.Close()
@@ -143,6 +144,12 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
+		sc.mu.Lock()
+		exploring := sc.exploring
+		sc.mu.Unlock()
+		if exploring {
+			return // each interleaving runs this line
+		}
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts), Setenv: ts.Setenv, Defer: ts.Defer})
 		var msgs []string
 		if err != nil {

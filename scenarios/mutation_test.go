@@ -317,6 +317,20 @@ func (t *scriptT) Failed() bool {
 	return t.failed
 }
 
-func (t *scriptT) Parallel()                      {}
-func (t *scriptT) Verbose() bool                  { return false }
-func (t *scriptT) Run(string, func(testscript.T)) { panic("scripts have no subtests") }
+func (t *scriptT) Parallel()     {}
+func (t *scriptT) Verbose() bool { return false }
+
+// Run runs an explore line's subtest (one interleaving) to its end; a
+// failed one fails the script, with its log, as testing.T's would.
+func (t *scriptT) Run(name string, f func(testscript.T)) {
+	sub := &scriptT{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(sub)
+	}()
+	<-done
+	if sub.Failed() {
+		t.Error(name + ": " + sub.log.String())
+	}
+}

@@ -1,0 +1,91 @@
+package harness
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func init() {
+	register(&Command{
+		Name: "explore", Args: "[depth=N] COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary: "explore the workload COMMAND (a reconcile, a settle or a writer command) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments",
+		Run:     runExplore,
+	})
+	register(&Command{
+		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary: "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue",
+		Run: func(*Scenario, Invocation) error {
+			return usageErr("a with line belongs right under an explore line")
+		},
+	})
+	register(&Command{
+		Name: "explore-from", Group: "race", MinArgs: 0, MaxArgs: 0, Hidden: true,
+		Summary: "note where the explore workload's calls start (the learning run's marker)",
+		Run: func(sc *Scenario, _ Invocation) error {
+			seq := sc.lastSeq()
+			sc.mu.Lock()
+			sc.exploreFrom = seq
+			sc.mu.Unlock()
+			return nil
+		},
+	})
+}
+
+func runExplore(sc *Scenario, inv Invocation) error {
+	file, _, ok := strings.Cut(inv.Pos, ":")
+	if !ok {
+		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
+	}
+	rep, err := Explore(sc.ctx, sc.cp, sc.opts, file, ExploreOptions{})
+	if err != nil {
+		return err
+	}
+	sc.mu.Lock()
+	sc.exploring = true
+	sc.mu.Unlock()
+	if sc.t != nil {
+		for _, il := range rep.Interleavings {
+			sc.t.Run(il.Name, func(t testscript.T) {
+				switch {
+				case il.NotApplicable:
+					t.Log("not applicable: " + il.Failure)
+				case !il.Passed:
+					t.Log(il.Log)
+					t.Fatal("FAIL: " + il.Failure)
+				}
+			})
+		}
+	}
+	failed := rep.Failed()
+	fmt.Fprint(inv.Stdout, rep.Table())
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d interleavings failed:\n%s", len(failed), len(rep.Interleavings), rep.Table())
+	}
+	return nil
+}
+
+// Table renders the report: each interleaving's moment, interferer,
+// outcome and 409s, after a line that says what was explored.
+func (r *ExploreReport) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
+		r.Workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+	for _, il := range r.Interleavings {
+		var moment, interferer []string
+		for _, h := range il.Hooks {
+			moment = append(moment, h.Moment.Trigger())
+			interferer = append(interferer, h.Interferer)
+		}
+		outcome := "pass"
+		switch {
+		case il.NotApplicable:
+			outcome = "n/a (a later moment never came)"
+		case !il.Passed:
+			outcome = "FAIL " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
+		}
+		fmt.Fprintf(&b, "  %-48s %-40s 409s %d  %s\n", strings.Join(moment, " + "), strings.Join(interferer, " + "), il.Conflicts, outcome)
+	}
+	return b.String()
+}

@@ -1,0 +1,507 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/racekit/racekit/hooks"
+)
+
+// An explore scenario names a workload, the interferers to hook into it,
+// and the invariants that must hold whatever the moment:
+//
+//	create webapp.yaml
+//	explore reconcile webapps/web
+//	with annotate bob deployments/web team=blue
+//	with scale alice deployments/web 5
+//	annotation deployments/web team=blue
+//
+// Explore runs the script up to the explore line and the workload alone
+// (the learning run), lists every moment of the workload's calls, and runs
+// the script again, in a fresh namespace, once per moment and interferer,
+// with the interferer hooked at that moment: the explore line becomes
+// "on MOMENT: INTERFERER", the first with line the workload. Every line
+// keeps its number, so a failure names the line of the original file.
+
+// MaxExploreDepth bounds the moments one interleaving hooks.
+const MaxExploreDepth = 2
+
+// exploreWorkers bounds the interleavings that run at once: each waits on
+// the API server most of its time.
+const exploreWorkers = 8
+
+// exploration is an explore scenario, parsed.
+type exploration struct {
+	file  string
+	ar    *txtar.Archive
+	lines []string // the script, by line
+	at    int      // the explore line's index in lines
+	// workload is the explore line's command, as written after
+	// "explore [depth=N]"; interferers are the with lines', whose
+	// indexes are withAt.
+	workload    string
+	interferers []string
+	withAt      []int
+	depth       int
+}
+
+// builtins are testscript's own commands: after an explore line they
+// would run once, in the scenario that only explores, not in each
+// interleaving, so the explorer refuses them there.
+var builtins = []string{"cd", "chmod", "cmp", "cmpenv", "cp", "env", "exec", "exists", "grep", "kill", "mkdir", "mv", "rm", "skip", "stderr", "stdin", "stdout", "stop", "symlink", "unix2dos", "unquote", "wait", "ttyin", "ttyout"}
+
+// parseExploration reads the explore scenario in file; cmds are the
+// commands its lines may name.
+func parseExploration(file string, cmds map[string]*Command) (*exploration, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	if err := checkArchive(filepath.Base(file), data); err != nil {
+		return nil, err
+	}
+	e := &exploration{file: file, ar: txtar.Parse(data), at: -1, depth: 1}
+	e.lines = strings.Split(string(e.ar.Comment), "\n")
+	pos := func(i int) string { return fmt.Sprintf("%s:%d", filepath.Base(file), i+1) }
+	for i, line := range e.lines {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		switch {
+		case f[0] == "explore" && e.at >= 0:
+			return nil, fmt.Errorf("%s: a second explore line; a scenario explores one workload (the first is at line %d)", pos(i), e.at+1)
+		case f[0] == "explore":
+			e.at = i
+			rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "explore"))
+			if d, after, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(d, "depth=") {
+				n, err := strconv.Atoi(strings.TrimPrefix(d, "depth="))
+				if err != nil || n < 1 || n > MaxExploreDepth {
+					return nil, fmt.Errorf("%s: bad %q: want depth=1 or depth=2", pos(i), d)
+				}
+				e.depth, rest = n, strings.TrimSpace(after)
+			}
+			if rest == "" {
+				return nil, fmt.Errorf("%s: explore names no workload: want explore [depth=N] COMMAND ARGS..., such as explore reconcile webapps/web", pos(i))
+			}
+			wf := strings.Fields(rest)
+			c, ok := cmds[wf[0]]
+			switch {
+			case wf[0] == "!":
+				return nil, fmt.Errorf("%s: the workload cannot be negated: an interleaving in which it fails fails; use settle for a workload that may be refused and retried", pos(i))
+			case !ok:
+				return nil, fmt.Errorf("%s: unknown workload command %q%s", pos(i), wf[0], suggest(wf[0], commandNames(cmds)))
+			case c.Group == "assert" || wf[0] == "explore" || wf[0] == "with" || wf[0] == "on":
+				return nil, fmt.Errorf("%s: %s cannot be a workload: a workload is a reconcile, a settle or a writer command", pos(i), wf[0])
+			}
+			e.workload = rest
+		case f[0] == "with" && (e.at < 0 || len(e.withAt) > 0 && e.withAt[len(e.withAt)-1] != prevCommand(e.lines, i)):
+			return nil, fmt.Errorf("%s: a with line belongs right under an explore line (or another with line)", pos(i))
+		case f[0] == "with":
+			if e.withAt == nil && prevCommand(e.lines, i) != e.at {
+				return nil, fmt.Errorf("%s: a with line belongs right under an explore line (or another with line)", pos(i))
+			}
+			in := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "with"))
+			if in == "" {
+				return nil, fmt.Errorf("%s: with names no interferer: want with COMMAND ARGS..., such as with annotate bob deployments/web team=blue", pos(i))
+			}
+			name := strings.Fields(in)[0]
+			if name == "!" {
+				name = strings.Fields(in)[1]
+			}
+			c, ok := cmds[name]
+			switch {
+			case !ok:
+				return nil, fmt.Errorf("%s: unknown interferer command %q%s", pos(i), name, suggest(name, commandNames(cmds)))
+			case !c.Hookable:
+				return nil, fmt.Errorf("%s: %s cannot interfere: an interferer runs as a hook's action, and these can: %s", pos(i), name, strings.Join(hookable(cmds), ", "))
+			}
+			e.interferers = append(e.interferers, in)
+			e.withAt = append(e.withAt, i)
+		case e.at >= 0 && contains(builtins, f[0]):
+			return nil, fmt.Errorf("%s: %s is testscript's own command; under an explore line only racekit's commands check the invariants, in every interleaving", pos(i), f[0])
+		}
+	}
+	switch {
+	case e.at < 0:
+		return nil, fmt.Errorf("%s: no explore line", filepath.Base(file))
+	case len(e.interferers) == 0:
+		return nil, fmt.Errorf("%s: explore has no with line: name at least one interferer, such as with annotate bob deployments/web team=blue", pos(e.at))
+	}
+	return e, nil
+}
+
+// prevCommand returns the index of the last line before i that is not
+// blank or a comment, or -1.
+func prevCommand(lines []string, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		f := strings.Fields(lines[j])
+		if len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			return j
+		}
+	}
+	return -1
+}
+
+func commandNames(cmds map[string]*Command) []string {
+	var out []string
+	for n := range cmds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func hookable(cmds map[string]*Command) []string {
+	var out []string
+	for _, c := range sortCommands(cmds) {
+		if c.Hookable {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// script returns the scenario with the explore line and its with lines
+// replaced by heads (hook lines, or the learning run's marker) followed by
+// the workload, each on a line of its own. The lines after keep their
+// numbers when there are slots enough; without invariants, they become
+// comments (the learning run).
+func (e *exploration) script(heads []string, invariants bool) []byte {
+	lines := append([]string(nil), e.lines...)
+	if !invariants {
+		last := e.at
+		if n := len(e.withAt); n > 0 {
+			last = e.withAt[n-1]
+		}
+		for i := last + 1; i < len(lines); i++ {
+			if strings.TrimSpace(lines[i]) != "" {
+				lines[i] = "# " + strings.TrimSpace(lines[i])
+			}
+		}
+	}
+	content := append(append([]string(nil), heads...), e.workload)
+	slots := append([]int{e.at}, e.withAt...)
+	for _, s := range slots {
+		lines[s] = "# " + strings.TrimSpace(lines[s])
+	}
+	if len(content) <= len(slots) {
+		for i, c := range content {
+			lines[slots[i]] = c
+		}
+	} else {
+		lines[e.at] = strings.Join(content, "\n")
+	}
+	return txtar.Format(&txtar.Archive{Comment: []byte(strings.Join(lines, "\n")), Files: e.ar.Files})
+}
+
+// Moment is a point of the workload's run where an interferer can be
+// hooked: before one of its calls is sent, or after its answer arrives.
+type Moment struct {
+	Point  string // before or after
+	Actor  string
+	Verb   string
+	Object string // as the trace names it: deployments/web/status
+	Occ    int    // the call's occurrence among the workload's calls like it
+}
+
+// Trigger renders m as the left side of an on command.
+func (m Moment) Trigger() string {
+	return fmt.Sprintf("%s %s %s %s %s", m.Point, m.Actor, m.Verb, m.Object, hooks.Ordinal(m.Occ))
+}
+
+var notName = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// Name is m as a subtest name: after_controller_get_deployments_web_1st.
+func (m Moment) Name() string {
+	return strings.Trim(notName.ReplaceAllString(m.Trigger(), "_"), "_")
+}
+
+// Hook is one interferer at one moment.
+type Hook struct {
+	Moment     Moment
+	Interferer string
+}
+
+// Line renders h as the on command that arms it.
+func (h Hook) Line() string { return "on " + h.Moment.Trigger() + ": " + h.Interferer }
+
+// Interleaving is the outcome of one run with hooks at their moments.
+type Interleaving struct {
+	Name  string
+	Hooks []Hook
+	// Passed is true when every invariant held; NotApplicable when a
+	// later hook's moment never came (depth 2: an earlier interferer
+	// took the workload down another path).
+	Passed, NotApplicable bool
+	// Failure is the first FAIL line, with the rules it names.
+	Failure string
+	// Conflicts counts the 409 Conflict answers in the run.
+	Conflicts int
+	Log       string
+	Trace     Trace
+	// Script is the scenario that ran: the original, with the explore
+	// line replaced by the hooks and the workload.
+	Script []byte
+}
+
+// ExploreReport is what Explore found.
+type ExploreReport struct {
+	File     string
+	Workload string
+	Depth    int
+	// Moments are the distinct moments of the learning run; Equivalent
+	// counts those left out as equal to one of them.
+	Moments    []Moment
+	Equivalent int
+	// Interleavings are in the order of the moments, then interferers.
+	Interleavings []Interleaving
+}
+
+// Failed returns the interleavings whose invariants broke.
+func (r *ExploreReport) Failed() []Interleaving {
+	var out []Interleaving
+	for _, il := range r.Interleavings {
+		if !il.Passed && !il.NotApplicable {
+			out = append(out, il)
+		}
+	}
+	return out
+}
+
+// errLearning is returned, wrapped, when the workload alone fails.
+var errLearning = errors.New("the learning run failed")
+
+// ExploreOptions tunes Explore.
+type ExploreOptions struct {
+	// Depth overrides the explore line's depth=N; 0 keeps it.
+	Depth int
+	// Progress, if set, is called after each interleaving ends, with how
+	// many have ended, of how many, and how many failed so far; calls are
+	// serialized.
+	Progress func(done, total, failed int)
+}
+
+// Explore explores the scenario in file on cp with opts' controllers and
+// commands: a learning run, then one run per moment and interferer, at
+// most exploreWorkers at a time, each in a namespace of its own.
+func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file string, xo ExploreOptions) (*ExploreReport, error) {
+	depth := xo.Depth
+	_, cmds, err := opts.registry()
+	if err != nil {
+		return nil, err
+	}
+	e, err := parseExploration(file, cmds)
+	if err != nil {
+		return nil, err
+	}
+	if depth > 0 {
+		if depth > MaxExploreDepth {
+			return nil, fmt.Errorf("depth %d: racekit explores at most depth %d", depth, MaxExploreDepth)
+		}
+		e.depth = depth
+	}
+	dir, err := os.MkdirTemp("", "racekit-explore-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	rep := &ExploreReport{File: file, Workload: e.workload, Depth: e.depth}
+
+	// The learning run: the workload alone, behind a marker that notes
+	// where its calls start.
+	var from int
+	var learned Trace
+	lopts := opts
+	lopts.Done = func(sc *Scenario) {
+		sc.mu.Lock()
+		from = sc.exploreFrom
+		sc.mu.Unlock()
+		learned = sc.Trace()
+	}
+	res := runScript(ctx, cp, lopts, filepath.Join(dir, "learn"), e.file, e.script([]string{"explore-from"}, false))
+	if !res.Passed {
+		return nil, fmt.Errorf("%w: the script up to the workload, and the workload alone, with no interferer, fail:\n%s", errLearning, res.Log)
+	}
+	var equivalent int
+	rep.Moments, equivalent = moments(learned, from)
+	rep.Equivalent = equivalent
+	if len(rep.Moments) == 0 {
+		return nil, fmt.Errorf("%s:%d: the workload %q made no call: there is no moment to explore", filepath.Base(file), e.at+1, e.workload)
+	}
+	var singles []Hook
+	for _, m := range rep.Moments {
+		for _, in := range e.interferers {
+			singles = append(singles, Hook{Moment: m, Interferer: in})
+		}
+	}
+	var runs [][]Hook
+	if e.depth == 1 {
+		for _, h := range singles {
+			runs = append(runs, []Hook{h})
+		}
+	} else {
+		if len(singles) < 2 {
+			return nil, fmt.Errorf("%s:%d: depth %d needs at least %d moments and interferers, and the workload has %d", filepath.Base(file), e.at+1, e.depth, e.depth, len(singles))
+		}
+		for i := range singles {
+			for j := i + 1; j < len(singles); j++ {
+				runs = append(runs, []Hook{singles[i], singles[j]})
+			}
+		}
+	}
+	rep.Interleavings = make([]Interleaving, len(runs))
+	var progress sync.Mutex
+	done, failed := 0, 0
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, exploreWorkers)
+	for i, hs := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			il := interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(i)), hs, len(e.interferers) > 1)
+			rep.Interleavings[i] = il
+			progress.Lock()
+			defer progress.Unlock()
+			done++
+			if !il.Passed && !il.NotApplicable {
+				failed++
+			}
+			if xo.Progress != nil {
+				xo.Progress(done, len(runs), failed)
+			}
+		}()
+	}
+	wg.Wait()
+	return rep, nil
+}
+
+// interleave runs e with hs armed.
+func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *exploration, dir string, hs []Hook, nameInterferer bool) Interleaving {
+	il := Interleaving{Hooks: hs}
+	var names, heads []string
+	for _, h := range hs {
+		n := h.Moment.Name()
+		if nameInterferer {
+			f := strings.Fields(h.Interferer)
+			n += "_" + strings.Trim(notName.ReplaceAllString(strings.Join(f[:min(2, len(f))], "_"), "_"), "_")
+		}
+		names = append(names, n)
+		heads = append(heads, h.Line())
+	}
+	il.Name = strings.Join(names, "+")
+	il.Script = e.script(heads, true)
+	opts.Done = nil
+	res := runScript(ctx, cp, opts, dir, e.file, il.Script)
+	il.Passed, il.Log, il.Trace = res.Passed, res.Log, res.Trace
+	for _, x := range res.Trace.Exchanges() {
+		if isConflict(x.Code, x.Reason) {
+			il.Conflicts++
+		}
+	}
+	if !il.Passed {
+		il.Failure = failureOf(res.Log)
+		il.NotApplicable = len(hs) > 1 && strings.Contains(res.Log, "never fired") && !strings.Contains(il.Failure, ": ")
+	}
+	return il
+}
+
+// failureLine and ruleLine find what a failed run reports.
+var (
+	failureLine = regexp.MustCompile(`^FAIL: (.*)$`)
+	ruleLine    = regexp.MustCompile(`^\s*rule broken: `)
+)
+
+// failureOf returns the first FAIL line of log, without its path, with
+// the rules broken that follow it.
+func failureOf(log string) string {
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		t := strings.TrimSpace(line)
+		if m := failureLine.FindStringSubmatch(t); m != nil && len(out) == 0 {
+			msg := m[1]
+			if i := strings.LastIndex(msg[:min(len(msg), strings.Index(msg+" ", " "))], "/"); i >= 0 {
+				msg = msg[i+1:]
+			}
+			out = append(out, msg)
+			continue
+		}
+		if len(out) > 0 && ruleLine.MatchString(line) {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// runScript writes script as dir/NAME (file's base name, so that failures
+// name the file the user wrote) and runs it.
+func runScript(ctx context.Context, cp *ControlPlane, opts ScriptOptions, dir, file string, script []byte) Result {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{Name: ScenarioName(file), Log: "FAIL: " + err.Error()}
+	}
+	path := filepath.Join(dir, filepath.Base(file))
+	if err := os.WriteFile(path, script, 0o644); err != nil {
+		return Result{Name: ScenarioName(file), Log: "FAIL: " + err.Error()}
+	}
+	opts.Dir, opts.Files, opts.UpdateScripts = "", []string{path}, false
+	res := RunFiles(ctx, cp, opts)
+	if len(res) != 1 {
+		return Result{Name: ScenarioName(file), Log: fmt.Sprintf("FAIL: %d results for one file", len(res))}
+	}
+	return res[0]
+}
+
+// moments lists the distinct moments of the calls after seq from in tr:
+// before each call, and after each answer. After one call and before the
+// next call of the same actor, with no other call in between, are one
+// moment (the after one is kept): nothing the actor can observe happens
+// between them. That holds only for an actor that reads from the API
+// server: a cached controller reads its cache in between, so for an actor
+// that watches, both are kept. Watches are no moments.
+func moments(tr Trace, from int) ([]Moment, int) {
+	xs := tr.Exchanges()
+	watching := map[string]bool{}
+	for _, x := range xs {
+		if x.Verb == "watch" {
+			watching[x.Actor] = true
+		}
+	}
+	occ := map[string]int{}
+	var out []Moment
+	equivalent := 0
+	var prev *Exchange
+	lastSeq := from
+	for _, x := range xs {
+		if x.Seq <= from || x.Verb == "watch" {
+			if x.Seq > from {
+				lastSeq = x.Seq
+			}
+			continue
+		}
+		key := x.Actor + " " + x.Verb + " " + x.Object()
+		occ[key]++
+		m := Moment{Actor: x.Actor, Verb: x.Verb, Object: x.Object(), Occ: occ[key]}
+		before, after := m, m
+		before.Point, after.Point = "before", "after"
+		if prev != nil && prev.Actor == x.Actor && x.Seq == lastSeq+1 && !watching[x.Actor] {
+			equivalent++
+		} else {
+			out = append(out, before)
+		}
+		out = append(out, after)
+		prev, lastSeq = x, x.Seq
+	}
+	return out, equivalent
+}
