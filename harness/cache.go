@@ -99,7 +99,11 @@ func (sc *Scenario) startCache(actor string, cfg *rest.Config, scheme *runtime.S
 	defer cancel()
 	for i, o := range objs {
 		k := cc.kinds[i]
-		inf, err := c.GetInformer(wait, o)
+		// GetInformer must not block until synced: its wait polls
+		// HasSynced every 100 ms, which cost a cached controller about
+		// 100 ms per scenario. The handler's checker below waits for the
+		// same, and for the handler too, without a poll.
+		inf, err := c.GetInformer(wait, o, cache.BlockUntilSynced(false))
 		if err != nil {
 			cc.close()
 			return nil, fmt.Errorf("start the %s informer of %s: %w", k.gvr.Resource, actor, err)
