@@ -24,6 +24,11 @@ func init() {
 		Run:     runSettle,
 	})
 	register(&Command{
+		Name: "try", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, or is stopped as an unbounded retry), so that the invariants, not the workload's error, judge each one",
+		Hookable: true, Run: runTry,
+	})
+	register(&Command{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
 		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), or error",
 		Run:     runResult,
@@ -224,6 +229,26 @@ func runRelease(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("release %s %s without a hold: nothing is held", inv.Args[0], resource)
 	} else if err != nil {
 		return err
+	}
+	return nil
+}
+
+func runTry(sc *Scenario, inv Invocation) error {
+	cmd, ok := sc.commands[inv.Args[0]]
+	switch {
+	case !ok:
+		return usageErr("unknown command %q%s", inv.Args[0], suggest(inv.Args[0], commandNames(sc.commands)))
+	case cmd.Group == "assert" || cmd.Name == "try" || cmd.Name == "explore" || cmd.Name == "with":
+		return usageErr("try runs a workload or a writer, not %s", cmd.Name)
+	case inv.InHook && !cmd.Hookable:
+		return usageErr("%s cannot run as a hook action, tried or not", cmd.Name)
+	}
+	err := cmd.call(sc, Invocation{Args: inv.Args[1:], Stdout: inv.Stdout, Pos: inv.Pos, InHook: inv.InHook, Setenv: inv.Setenv, Defer: inv.Defer})
+	if errors.Is(err, errUsage) {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintf(inv.Stdout, "%s failed: %v\n", inv.Args[0], strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func init() {
 	})
 	register(&Command{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue",
+		Summary: "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue; with every ... hooks it at every later call like the moment's too, a writer that keeps writing",
 		Run: func(*Scenario, Invocation) error {
 			return usageErr("a with line belongs right under an explore line")
 		},
@@ -75,7 +75,7 @@ func (r *ExploreReport) Table() string {
 	for _, il := range r.Interleavings {
 		var moment, interferer []string
 		for _, h := range il.Hooks {
-			moment = append(moment, h.Moment.Trigger())
+			moment = append(moment, h.Trigger())
 			interferer = append(interferer, h.Interferer)
 		}
 		outcome := "pass"

@@ -115,6 +115,14 @@ func sortCommands(cmds map[string]*Command) []*Command {
 // line.
 var errUsage = errors.New("usage")
 
+// usageError is an argument error with the command's usage line added: it
+// still reads as errUsage to errors.Is, so that try can tell a bad line
+// from a command that failed.
+type usageError string
+
+func (e usageError) Error() string        { return string(e) }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
 func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
@@ -157,7 +165,7 @@ func (c *Command) call(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("%s does not take \"!\"; %s", c.Name, c.Usage())
 	}
 	if n := len(inv.Args); n < c.MinArgs || (c.MaxArgs >= 0 && n > c.MaxArgs) {
-		return fmt.Errorf("wrong number of arguments (%d); %s", n, c.Usage())
+		return usageError(fmt.Sprintf("wrong number of arguments (%d); %s", n, c.Usage()))
 	}
 	neg := inv.Neg
 	if c.Negation == NegAPIError {
@@ -165,7 +173,7 @@ func (c *Command) call(sc *Scenario, inv Invocation) error {
 	}
 	err := c.Run(sc, inv)
 	if errors.Is(err, errUsage) {
-		return fmt.Errorf("%v; %s", strings.TrimPrefix(err.Error(), "usage: "), c.Usage())
+		return usageError(fmt.Sprintf("%s; %s", strings.TrimPrefix(err.Error(), "usage: "), c.Usage()))
 	}
 	if !neg || c.Negation != NegAPIError {
 		return err

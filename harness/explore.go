@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ type exploration struct {
 	// "explore [depth=N]"; interferers are the with lines', whose
 	// indexes are withAt.
 	workload    string
-	interferers []string
+	interferers []interferer
 	withAt      []int
 	depth       int
 }
@@ -59,6 +60,13 @@ type exploration struct {
 // would run once, in the scenario that only explores, not in each
 // interleaving, so the explorer refuses them there.
 var builtins = []string{"cd", "chmod", "cmp", "cmpenv", "cp", "env", "exec", "exists", "grep", "kill", "mkdir", "mv", "rm", "skip", "stderr", "stdin", "stdout", "stop", "symlink", "unix2dos", "unquote", "wait", "ttyin", "ttyout"}
+
+// interferer is a with line: a command, hooked at one occurrence of a
+// moment's call, or at every occurrence (with every ...).
+type interferer struct {
+	cmd   string
+	every bool
+}
 
 // parseExploration reads the explore scenario in file; cmds are the
 // commands its lines may name.
@@ -112,6 +120,10 @@ func parseExploration(file string, cmds map[string]*Command) (*exploration, erro
 				return nil, fmt.Errorf("%s: a with line belongs right under an explore line (or another with line)", pos(i))
 			}
 			in := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "with"))
+			every := false
+			if rest, ok := strings.CutPrefix(in, "every "); ok {
+				in, every = strings.TrimSpace(rest), true
+			}
 			if in == "" {
 				return nil, fmt.Errorf("%s: with names no interferer: want with COMMAND ARGS..., such as with annotate bob deployments/web team=blue", pos(i))
 			}
@@ -126,7 +138,7 @@ func parseExploration(file string, cmds map[string]*Command) (*exploration, erro
 			case !c.Hookable:
 				return nil, fmt.Errorf("%s: %s cannot interfere: an interferer runs as a hook's action, and these can: %s", pos(i), name, strings.Join(hookable(cmds), ", "))
 			}
-			e.interferers = append(e.interferers, in)
+			e.interferers = append(e.interferers, interferer{cmd: in, every: every})
 			e.withAt = append(e.withAt, i)
 		case e.at >= 0 && contains(builtins, f[0]):
 			return nil, fmt.Errorf("%s: %s is testscript's own command; under an explore line only racekit's commands check the invariants, in every interleaving", pos(i), f[0])
@@ -227,14 +239,26 @@ func (m Moment) Name() string {
 	return strings.Trim(notName.ReplaceAllString(m.Trigger(), "_"), "_")
 }
 
-// Hook is one interferer at one moment.
+// Hook is one interferer at one moment: at the moment's call, or, with
+// Every, at that call and every later one like it (a writer that keeps
+// writing).
 type Hook struct {
 	Moment     Moment
 	Interferer string
+	Every      bool
+}
+
+// Trigger renders the left side of h's on command.
+func (h Hook) Trigger() string {
+	if h.Every {
+		m := h.Moment
+		return fmt.Sprintf("%s %s %s %s every", m.Point, m.Actor, m.Verb, m.Object)
+	}
+	return h.Moment.Trigger()
 }
 
 // Line renders h as the on command that arms it.
-func (h Hook) Line() string { return "on " + h.Moment.Trigger() + ": " + h.Interferer }
+func (h Hook) Line() string { return "on " + h.Trigger() + ": " + h.Interferer }
 
 // Interleaving is the outcome of one run with hooks at their moments.
 type Interleaving struct {
@@ -340,11 +364,21 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 		return nil, fmt.Errorf("%s:%d: the workload %q made no call: there is no moment to explore", filepath.Base(file), e.at+1, e.workload)
 	}
 	var singles []Hook
-	for _, m := range rep.Moments {
-		for _, in := range e.interferers {
-			singles = append(singles, Hook{Moment: m, Interferer: in})
+	for _, in := range e.interferers {
+		seen := map[string]bool{}
+		for _, m := range rep.Moments {
+			h := Hook{Moment: m, Interferer: in.cmd, Every: in.every}
+			// Every occurrence from the first on is every occurrence.
+			if in.every && seen[h.Trigger()] {
+				continue
+			}
+			seen[h.Trigger()] = true
+			singles = append(singles, h)
 		}
 	}
+	sort.SliceStable(singles, func(i, j int) bool {
+		return momentIndex(rep.Moments, singles[i].Moment) < momentIndex(rep.Moments, singles[j].Moment)
+	})
 	var runs [][]Hook
 	if e.depth == 1 {
 		for _, h := range singles {
@@ -385,7 +419,39 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 		}()
 	}
 	wg.Wait()
+	if err := interfererFails(e, rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
+}
+
+// ownFailure matches the failure of a hook's action itself.
+var ownFailure = regexp.MustCompile(`hook \d+ \(.*\), armed at \S+, failed: (.*)`)
+
+// interfererFails reports an interferer whose action fails in every
+// interleaving it ran in, for reasons of its own (a typo, a forbidden
+// call): that is the scenario's mistake, said once, not a race found at
+// every moment.
+func interfererFails(e *exploration, rep *ExploreReport) error {
+	for _, in := range e.interferers {
+		var why string
+		runs, own := 0, 0
+		for _, il := range rep.Interleavings {
+			if len(il.Hooks) != 1 || il.Hooks[0].Interferer != in.cmd {
+				continue
+			}
+			runs++
+			if m := ownFailure.FindStringSubmatch(il.Log); m != nil && !il.Passed {
+				own++
+				why = m[1]
+			}
+		}
+		if runs > 0 && own == runs {
+			return fmt.Errorf("%s:%d: the interferer %q fails on its own in every interleaving, so explore found no race: %s",
+				filepath.Base(e.file), e.withAt[slices.Index(e.interferers, in)]+1, in.cmd, why)
+		}
+	}
+	return nil
 }
 
 // interleave runs e with hs armed.
@@ -394,6 +460,9 @@ func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *ex
 	var names, heads []string
 	for _, h := range hs {
 		n := h.Moment.Name()
+		if h.Every {
+			n = strings.Trim(notName.ReplaceAllString(h.Trigger(), "_"), "_")
+		}
 		if nameInterferer {
 			f := strings.Fields(h.Interferer)
 			n += "_" + strings.Trim(notName.ReplaceAllString(strings.Join(f[:min(2, len(f))], "_"), "_"), "_")
@@ -504,4 +573,15 @@ func moments(tr Trace, from int) ([]Moment, int) {
 		prev, lastSeq = x, x.Seq
 	}
 	return out, equivalent
+}
+
+// momentIndex returns m's place in ms, for ordering interleavings by
+// moment.
+func momentIndex(ms []Moment, m Moment) int {
+	for i, x := range ms {
+		if x == m {
+			return i
+		}
+	}
+	return len(ms)
 }

@@ -17,6 +17,11 @@ func init() {
 		Run:     runRereads,
 	})
 	register(&Command{
+		Name: "referee", Args: "ACTOR", Group: "assert", MinArgs: 1, MaxArgs: 1,
+		Summary: "assert that ACTOR's calls broke none of the rules a failed reconcile names: in each of its reconciles (or, if it never reconciled, in all its calls), no stale object re-sent, no made-up or stale resourceVersion, no retry of a non-conflict, no update without a resourceVersion, no side effect called twice, no retry past its bound, as read on the wire; and, for its last reconcile, none of its controller's own rules about what the objects hold now (the reference controller's: a status that confirms a generation it did not act on, a write to a Deployment it does not control): the invariant an explore line most often needs",
+		Run:     runReferee,
+	})
+	register(&Command{
 		Name: "attempts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
 		Summary: "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; when the count is off, say which rule the extra calls broke",
 		Run:     runAttempts,
@@ -325,6 +330,43 @@ func runAttempts(sc *Scenario, inv Invocation) error {
 	}
 	if got != want {
 		return fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, renderFindings(sc.spanFindings(actor), obj), tr.Tail(20))
+	}
+	return nil
+}
+
+func runReferee(sc *Scenario, inv Invocation) error {
+	actor := inv.Args[0]
+	if !actorName.MatchString(actor) {
+		return usageErr("bad actor name %q", actor)
+	}
+	tr := sc.Trace()
+	calls := 0
+	for _, x := range tr.Exchanges() {
+		if x.Actor == actor {
+			calls++
+		}
+	}
+	if calls == 0 {
+		return fmt.Errorf("%s made no call, so there is nothing to referee\n%s", actor, tr.Tail(20))
+	}
+	fs := sc.spanFindings(actor)
+	// A controller's own rules judge what its objects hold now: once, for
+	// its last reconcile.
+	sc.mu.Lock()
+	var last *Span
+	for i := range sc.reconciles {
+		if sc.reconciles[i].Actor == actor {
+			last = &sc.reconciles[i]
+		}
+	}
+	sc.mu.Unlock()
+	if last != nil {
+		if c := sc.controllers[last.Controller]; c != nil && c.Check != nil {
+			fs = append(fs, c.Check(sc, *last)...)
+		}
+	}
+	if broken := renderFindings(fs, ""); broken != "" {
+		return fmt.Errorf("%s broke the rules:%s\n%s", actor, broken, tr.Tail(20))
 	}
 	return nil
 }

@@ -63,17 +63,23 @@ func TestMutations(t *testing.T) {
 			continue
 		}
 		re := regexp.MustCompile(want)
-		var caught, named []string
+		var caught, named, explored []string
 		for _, f := range files {
 			o := runs[outcomeKey{v.Name(), harness.ScenarioName(f)}]
 			if o.passed {
 				continue
+			}
+			if o.explored {
+				explored = append(explored, o.scenario)
 			}
 			t.Logf("%s caught by %s: %s", v.Name(), o.scenario, o.failure)
 			caught = append(caught, o.scenario)
 			if re.MatchString(o.failure) {
 				named = append(named, o.scenario)
 			}
+		}
+		if len(explored) == 0 {
+			t.Errorf("no explore scenario finds the teaching variant %s (%s): every interleaving of every explore_*.txtar passed against it", v.Name(), v.Summary())
 		}
 		switch {
 		case len(caught) == 0:
@@ -131,6 +137,9 @@ type outcome struct {
 	passed   bool
 	// failure is the first FAIL line with the rules it names.
 	failure string
+	// explored is set when an explore line's interleavings failed: the
+	// search, not a hand-placed hook, found the variant.
+	explored bool
 }
 
 // runCatalogue runs every file against every variant, a few scenarios at a
@@ -146,7 +155,8 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 		parent := &catalogueT{slots: slot, wg: &wg, done: func(name string, sub *scriptT) {
 			mu.Lock()
 			defer mu.Unlock()
-			out[outcomeKey{v, name}] = outcome{scenario: name, passed: !sub.failed, failure: failure(sub.log.String())}
+			log := sub.log.String()
+			out[outcomeKey{v, name}] = outcome{scenario: name, passed: !sub.failed, failure: failure(log), explored: exploredFailure.MatchString(log)}
 		}}
 		opts, err := referenceOptions(v)
 		if err != nil {
@@ -159,6 +169,10 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 	wg.Wait()
 	return out
 }
+
+// exploredFailure matches what an explore line reports when some of its
+// interleavings failed (and not its learning run).
+var exploredFailure = regexp.MustCompile(`explore .*: \d+ of \d+ interleavings failed`)
 
 // failureLine matches the line testscript starts a failure with, and
 // ruleLine the rules the harness names under it.
@@ -209,11 +223,24 @@ TestMutations runs the whole catalogue against every variant and fails
 unless each is caught by at least one scenario whose failure names the
 property, so this page is what the scenarios prove.
 
-| Variant | What it does wrong | Rule it breaks | A failure names it as |
-|---|---|---|---|
+The last column says which explore scenarios find the variant with no
+hand-placed hook: some interleaving of their workload fails against it
+(docs/explore.md).
+
+| Variant | What it does wrong | Rule it breaks | A failure names it as | Found by explore |
+|---|---|---|---|---|
 `)
 	for _, v := range teaching.Variants() {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` |\n", v.Name(), v.Summary(), v.Rule(), strings.ReplaceAll(strings.ReplaceAll(properties[v.Name()], `\`, ""), "|", `\|`))
+		var found []string
+		for _, f := range files {
+			if o := runs[outcomeKey{v.Name(), harness.ScenarioName(f)}]; !o.passed && o.explored {
+				found = append(found, fmt.Sprintf("[%s](../scenarios/%s)", o.scenario, f))
+			}
+		}
+		if len(found) == 0 {
+			found = []string{"·"}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s |\n", v.Name(), v.Summary(), v.Rule(), strings.ReplaceAll(strings.ReplaceAll(properties[v.Name()], `\`, ""), "|", `\|`), strings.Join(found, ", "))
 	}
 	b.WriteString("\n## Which scenario catches which variant\n\n**caught**: the scenario fails against the variant; ·: it passes.\n\n| Scenario |")
 	for _, v := range teaching.Names() {

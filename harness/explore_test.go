@@ -1,0 +1,87 @@
+package harness
+
+import (
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"gotest.tools/v3/assert"
+)
+
+// TestMoments checks how the learning run's trace becomes moments: before
+// each call and after each answer, the calls before the workload and the
+// watches left out, occurrences counted per call, and after one call and
+// before the next of the same actor taken as one moment unless another
+// call came in between or the actor reads from a cache.
+func TestMoments(t *testing.T) {
+	get := func(seq int, actor, name string) Entry {
+		return exchange(seq, actor, "get", "deployments", name, "", 200, "OK", "1")
+	}
+	update := func(seq int, actor, name string) Entry {
+		return exchange(seq, actor, "update", "deployments", name, "1", 200, "OK", "2")
+	}
+	watch := func(seq int, actor string) Entry {
+		return exchange(seq, actor, "watch", "deployments", "", "", 200, "OK", "")
+	}
+	tests := []struct {
+		name       string
+		trace      Trace
+		from       int
+		want       []string
+		equivalent int
+	}{{
+		name:       "one actor: after a call is before the next",
+		trace:      Trace{get(1, "setup", "web"), get(2, "controller", "web"), update(3, "controller", "web"), get(4, "controller", "web")},
+		from:       1,
+		want:       []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st", "after controller update deployments/web 1st", "after controller get deployments/web 2nd"},
+		equivalent: 2,
+	}, {
+		name:  "another actor's call in between keeps both",
+		trace: Trace{get(1, "controller", "web"), get(2, "bob", "web"), update(3, "controller", "web")},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before bob get deployments/web 1st", "after bob get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		name:  "an actor that watches reads its cache in between",
+		trace: Trace{watch(1, "controller"), update(2, "controller", "web"), update(3, "controller", "web")},
+		want: []string{"before controller update deployments/web 1st", "after controller update deployments/web 1st",
+			"before controller update deployments/web 2nd", "after controller update deployments/web 2nd"},
+	}, {
+		name:  "nothing after from",
+		trace: Trace{get(1, "controller", "web")},
+		from:  1,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ms, eq := moments(tc.trace, tc.from)
+			var got []string
+			for _, m := range ms {
+				got = append(got, m.Trigger())
+			}
+			assert.DeepEqual(t, got, tc.want)
+			assert.Equal(t, eq, tc.equivalent)
+		})
+	}
+}
+
+// TestExploreScript checks the scripts an exploration derives: the explore
+// line and the with lines become the hooks and the workload, the lines
+// after keep their numbers, and the learning run comments the invariants
+// out.
+func TestExploreScript(t *testing.T) {
+	e := &exploration{
+		lines:    []string{"create a.yaml", "explore reconcile webapps/web", "with annotate bob deployments/web t=1", "with scale alice deployments/web 3", "field deployments/web spec.replicas 2", ""},
+		at:       1,
+		workload: "reconcile webapps/web",
+		withAt:   []int{2, 3},
+	}
+	e.ar = txtar.Parse(nil)
+	assert.Equal(t, string(e.script([]string{"on after controller get deployments/web 1st: annotate bob deployments/web t=1"}, true)),
+		"create a.yaml\non after controller get deployments/web 1st: annotate bob deployments/web t=1\nreconcile webapps/web\n# with scale alice deployments/web 3\nfield deployments/web spec.replicas 2\n")
+	assert.Equal(t, string(e.script([]string{"explore-from"}, false)),
+		"create a.yaml\nexplore-from\nreconcile webapps/web\n# with scale alice deployments/web 3\n# field deployments/web spec.replicas 2\n")
+	// Depth 2 with one with line: one line more, the numbers after shift.
+	e.withAt = []int{1}
+	e.lines = []string{"explore reconcile webapps/web", "with annotate bob deployments/web t=1", "field x"}
+	e.at = 0
+	assert.Equal(t, string(e.script([]string{"on A", "on B"}, true)), "on A\non B\nreconcile webapps/web\n# with annotate bob deployments/web t=1\nfield x\n")
+}
