@@ -43,7 +43,7 @@ func runExplore(sc *Scenario, inv Invocation) error {
 		return err
 	}
 	sc.mu.Lock()
-	sc.exploring = true
+	sc.exploring, sc.explored = true, rep
 	sc.mu.Unlock()
 	if sc.t != nil {
 		for _, il := range rep.Interleavings {
@@ -86,6 +86,25 @@ func (r *ExploreReport) Table() string {
 			outcome = "FAIL " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
 		}
 		fmt.Fprintf(&b, "  %-48s %-40s 409s %d  %s\n", strings.Join(moment, " + "), strings.Join(interferer, " + "), il.Conflicts, outcome)
+	}
+	return b.String()
+}
+
+// Explored returns what the scenario's explore line found, or nil when it
+// has none (or it has not run).
+func (sc *Scenario) Explored() *ExploreReport {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	return sc.explored
+}
+
+// Normalize renders r for comparing runs: the table, and each
+// interleaving's normalized trace, moment by moment.
+func (r *ExploreReport) Normalize() string {
+	var b strings.Builder
+	b.WriteString(r.Table())
+	for _, il := range r.Interleavings {
+		fmt.Fprintf(&b, "--- %s\n%s", il.Name, il.Trace.Normalize())
 	}
 	return b.String()
 }

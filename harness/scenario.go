@@ -98,6 +98,8 @@ type Scenario struct {
 	// exploring is set once an explore line has run: the lines under it
 	// are the explorer's, run in each interleaving, not here.
 	exploring bool
+	// explored is what the scenario's explore line found.
+	explored *ExploreReport
 	// exploreFrom is the last sequence number before an explore
 	// workload's calls, noted by the learning run's marker.
 	exploreFrom int

@@ -25,7 +25,8 @@ const roundsEnv = "RACEKIT_DETERMINISM"
 
 // TestDeterminism runs every scenario -determinism times, each round in
 // parallel as usual, and fails on any failed run and on any difference
-// between the normalized traces of one scenario's runs. It ends with one
+// between the normalized traces of one scenario's runs (for an explore
+// scenario, its table and every interleaving's trace too). It ends with one
 // summary line. make test runs 3 rounds, make determinism 50.
 func TestDeterminism(t *testing.T) {
 	n := *rounds
@@ -45,7 +46,13 @@ func TestDeterminism(t *testing.T) {
 	opts.Done = func(sc *harness.Scenario) {
 		mu.Lock()
 		defer mu.Unlock()
-		traces[sc.Name] = append(traces[sc.Name], sc.Trace().Normalize())
+		tr := sc.Trace().Normalize()
+		if rep := sc.Explored(); rep != nil {
+			// An explore line's table and every interleaving's trace
+			// must be the same on every run, moment for moment.
+			tr += rep.Normalize()
+		}
+		traces[sc.Name] = append(traces[sc.Name], tr)
 		if sc.Failed {
 			failed[sc.Name]++
 		}
