@@ -1,6 +1,7 @@
 // Command racekit is the workshop and operations tool of racekit.
 //
 //	racekit run           run race scenarios and show their timelines
+//	racekit explore       run a workload under interferers at every moment
 //	racekit envtest       build kube-apiserver and etcd from source, once
 //	racekit controller    run the reference controller against a cluster
 //	racekit help          show the commands
@@ -37,7 +38,7 @@ const (
 )
 
 // commands are the names racekit accepts as its first argument.
-var commands = []string{"run", "envtest", "controller", "help"}
+var commands = []string{"run", "explore", "envtest", "controller", "help"}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -47,6 +48,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
+	case "explore":
+		return exploreCmd(args[1:], stdout, stderr)
 	case "envtest":
 		return envtest(args[1:], stdout, stderr)
 	case "controller":
@@ -65,6 +68,7 @@ func usage(w io.Writer) {
 
 Commands:
   run             run race scenarios (the flagship when no file is given)
+  explore         run a scenario's workload with its interferers at every moment
   envtest         build kube-apiserver and etcd from source into the cache (once)
   controller      run the reference controller against a cluster
   help            show this help
@@ -94,7 +98,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, languageText())
 	case len(args) == 2 && args[0] == "scenario" && args[1] == "--markdown":
 		fmt.Fprint(stdout, languageMarkdown())
-	case len(args) == 1 && (args[0] == "run" || args[0] == "envtest" || args[0] == "controller"):
+	case len(args) == 1 && (args[0] == "run" || args[0] == "explore" || args[0] == "envtest" || args[0] == "controller"):
 		return run([]string{args[0], "-h"}, stdout, stderr)
 	default:
 		var didYouMean string

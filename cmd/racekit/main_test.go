@@ -70,6 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"help", "scenario", "--html"}, `racekit help: no help for "scenario --html"`},
 		{[]string{"envtest", "now"}, `racekit envtest: unexpected argument "now"`},
 		{[]string{"envtest", "--force"}, "racekit envtest: flag provided but not defined: -force"},
+		{[]string{"explore", "--depth", "3", "a.txtar"}, "racekit explore: bad --depth 3: want 1 or 2"},
 		{[]string{"run", "--trace", "mermaid", "a.txtar", "b.txtar"}, "racekit run: --trace mermaid draws one diagram, of one scenario: give one FILE, not 2"},
 		{[]string{"controller", "--workers=0"}, "racekit controller: --workers must be at least 1, got 0"},
 	}

@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/rogpeppe/go-internal/txtar"
+	"golang.org/x/term"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/racekit/racekit/controller/race"
+	"github.com/racekit/racekit/controller/teaching"
+	"github.com/racekit/racekit/harness"
+)
+
+// exploreUsage is racekit explore's usage line, which errors repeat.
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] FILE.txtar\n"
+
+// exploreHelp is what racekit explore -h prints before the flags.
+const exploreHelp = exploreUsage + `
+Explores the scenario in FILE. Its explore line names a workload, such as
+reconcile webapps/web, and the with lines under it name interferers, such
+as annotate bob deployments/web team=blue; the lines after them are the
+invariants. A learning run of the workload alone lists the moments of its
+calls; then each interferer runs hooked at each moment, every run in a
+namespace of its own, and the invariants must hold in every one. racekit
+prints a table: the moment, the interferer, the outcome (pass, or the
+assertion that failed and the rule it broke) and the 409 Conflicts seen. On
+a terminal, a progress line on standard error shows how far it has got.
+docs/explore.md explains it all.
+
+--depth 2 hooks two interferers in each run: every pair of a moment and an
+interferer with another;
+without --depth, the explore line's depth=N counts (1 when it has none).
+--bug explores a teaching variant of the controller instead of the
+production one (racekit run --list-bugs lists them). --emit DIR writes each
+failing run as a scenario of its own, DIR/NAME_MOMENT.txtar, which fails
+while the bug is there and passes once it is fixed. DIR must be empty or
+absent; racekit creates it, and never overwrites a file.
+
+Exit status: 0 when every run passed, 1 when one failed, 2 for a usage
+error or a FILE that is no explore scenario.
+
+Flags:
+`
+
+// startFunc starts a control plane for racekit explore and returns it with
+// the function that stops it. Tests pass one that shares theirs.
+type startFunc func(ctx context.Context, w io.Writer) (*harness.ControlPlane, func(), error)
+
+// startOwn starts a control plane of racekit's own, as racekit run does.
+func startOwn(ctx context.Context, w io.Writer) (*harness.ControlPlane, func(), error) {
+	cp, err := startControlPlane(ctx, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cp, func() { cp.Close() }, nil
+}
+
+// exploreCmd is racekit explore. It returns the process exit code.
+func exploreCmd(args []string, stdout, stderr io.Writer) int {
+	// As in racekit run: a closed output pipe must end the run the normal
+	// way, stopping the control plane, and envtest's logger stays quiet.
+	signal.Ignore(syscall.SIGPIPE)
+	ctrllog.SetLogger(logr.Discard())
+	return explore(args, stdout, stderr, startOwn)
+}
+
+// exploreFlags are racekit explore's arguments, parsed.
+type exploreFlags struct {
+	file  string
+	depth int // 0: the explore line's
+	emit  string
+	bug   teaching.Variant
+}
+
+// parseExploreFlags parses args, which may put the flags before or after
+// FILE. It returns flag.ErrHelp for -h, and a message for anything else
+// wrong.
+func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
+	var f exploreFlags
+	fl := flag.NewFlagSet("explore", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.IntVar(&f.depth, "depth", 0, "hook `N` interferers in each run, at N moments (1 or 2; default: the explore line's depth=N, or 1)")
+	fl.StringVar(&f.emit, "emit", "", "write each failing run as a regression scenario into `DIR`, which must be empty or absent")
+	bug := fl.String("bug", "", "explore the teaching variant `NAME` of the controller (racekit run --list-bugs)")
+	var files []string
+	for {
+		if err := fl.Parse(args); err != nil {
+			return f, fl, err
+		}
+		if fl.NArg() == 0 {
+			break
+		}
+		files, args = append(files, fl.Arg(0)), fl.Args()[1:]
+	}
+	switch {
+	case len(files) != 1:
+		return f, fl, fmt.Errorf("want one FILE.txtar to explore, got %d", len(files))
+	case depthSet(fl) && (f.depth < 1 || f.depth > harness.MaxExploreDepth):
+		return f, fl, fmt.Errorf("bad --depth %d: want 1 or %d", f.depth, harness.MaxExploreDepth)
+	}
+	f.file = files[0]
+	if *bug != "" {
+		v, err := teaching.Lookup(*bug)
+		if err != nil {
+			return f, fl, fmt.Errorf("--bug: %w", err)
+		}
+		f.bug = v
+	}
+	return f, fl, nil
+}
+
+// depthSet reports whether --depth was given.
+func depthSet(fl *flag.FlagSet) bool {
+	set := false
+	fl.Visit(func(f *flag.Flag) { set = set || f.Name == "depth" })
+	return set
+}
+
+// explore runs racekit explore with args, on a control plane from start.
+func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
+	f, fl, err := parseExploreFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, exploreHelp)
+		fl.SetOutput(stdout)
+		fl.PrintDefaults()
+		return exitOK
+	} else if err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n%s", err, exploreUsage)
+		return exitUsage
+	}
+	if fi, err := os.Stat(f.file); err != nil || fi.IsDir() {
+		fmt.Fprintf(stderr, "racekit explore: no scenario file %s\n", f.file)
+		return exitUsage
+	}
+	if f.emit != "" {
+		if err := emptyOrAbsent(f.emit); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --emit: %v\n", err)
+			return exitUsage
+		}
+	}
+	opts, err := race.Setup("", race.Options{Bug: f.bug}).ScriptOptions()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitFail
+	}
+	// A file that is no explore scenario is refused before the control
+	// plane starts, with the file:line of what is wrong.
+	if err := harness.CheckExplore(opts, f.file); err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitUsage
+	}
+
+	ctx := context.Background()
+	cp, stop, err := start(ctx, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitFail
+	}
+	defer stop()
+	xo := harness.ExploreOptions{Depth: f.depth}
+	var line *progressLine
+	if onTerminal(stderr) {
+		line = &progressLine{w: stderr, now: time.Now, start: time.Now()}
+		fmt.Fprintf(stderr, "racekit explore: the learning run of %s...", filepath.Base(f.file))
+		xo.Progress = line.update
+	}
+	rep, err := harness.Explore(ctx, cp, opts, f.file, xo)
+	if line != nil {
+		line.clear()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitFail
+	}
+	fmt.Fprint(stdout, rep.Table())
+	failed := rep.Failed()
+	if f.emit != "" && len(failed) == 0 {
+		fmt.Fprintf(stderr, "racekit explore: no run failed, so --emit wrote nothing\n")
+	}
+	if f.emit != "" && len(failed) > 0 {
+		written, err := emit(f.emit, rep)
+		if err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --emit: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stderr, "racekit explore: wrote %d regression scenarios:\n", len(written))
+		for _, w := range written {
+			fmt.Fprintf(stderr, "    %s\n", w)
+		}
+	}
+	if len(failed) > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// emptyOrAbsent returns an error unless dir is absent or an empty folder.
+func emptyOrAbsent(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%s is not a folder to write scenarios into: %w", dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("%s holds %s already: give an empty or new folder, so that no file of yours is overwritten", dir, entries[0].Name())
+	}
+	return nil
+}
+
+// emit writes each failing interleaving of rep as a regression scenario,
+// dir/NAME_MOMENT.txtar, and returns the paths it wrote. It creates dir,
+// refuses one that is not empty, and never overwrites a file.
+func emit(dir string, rep *harness.ExploreReport) ([]string, error) {
+	if err := emptyOrAbsent(dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	var written []string
+	for _, il := range rep.Failed() {
+		path := filepath.Join(dir, harness.ScenarioName(rep.File)+"_"+il.Name+".txtar")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return written, fmt.Errorf("write a regression scenario: %w", err)
+		}
+		_, err = f.Write(regression(rep, il))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return written, fmt.Errorf("write %s: %w", path, err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
+// foundTrace is the txtar section of a regression scenario that holds the
+// trace of the run explore found failing. No command reads it.
+const foundTrace = "found.trace"
+
+// regression returns il as a scenario of its own: a header that says what
+// explore found, il's script (the explored scenario with the explore line
+// replaced by the hooks and the workload) and the failing run's
+// normalized trace, as a section nothing compares.
+func regression(rep *harness.ExploreReport, il harness.Interleaving) []byte {
+	var h strings.Builder
+	fmt.Fprintf(&h, "# racekit explore wrote this regression scenario from %s,\n", filepath.Base(rep.File))
+	fmt.Fprintf(&h, "# exploring %s. With this hook the invariants broke:\n#\n", rep.Workload)
+	for _, hk := range il.Hooks {
+		fmt.Fprintf(&h, "#   %s\n", hk.Line())
+	}
+	h.WriteString("#\n# and the run failed at\n#\n")
+	for _, l := range strings.Split(il.Failure, "\n") {
+		fmt.Fprintf(&h, "#   %s\n", strings.TrimSpace(l))
+	}
+	h.WriteString("#\n# It fails while the bug is there and passes once it is fixed.\n")
+	fmt.Fprintf(&h, "# %s holds the failing run's trace; no command reads it.\n\n", foundTrace)
+	ar := txtar.Parse(il.Script)
+	ar.Comment = append([]byte(h.String()), ar.Comment...)
+	ar.Files = append(ar.Files, txtar.File{Name: foundTrace, Data: []byte(il.Trace.Normalize())})
+	return txtar.Format(ar)
+}
+
+// progressLine is the line racekit explore keeps up to date on a terminal:
+// how many runs have ended, of how many, how many failed, and how many end
+// per second.
+type progressLine struct {
+	w     io.Writer
+	now   func() time.Time
+	start time.Time
+}
+
+// update redraws the line; Explore calls it after each run.
+func (p *progressLine) update(done, total, failed int) {
+	rate := ""
+	if s := p.now().Sub(p.start).Seconds(); s > 0 {
+		rate = ", " + strconv.FormatFloat(float64(done)/s, 'f', 1, 64) + " per second"
+	}
+	fmt.Fprintf(p.w, "\r\033[Kracekit explore: %d/%d interleavings, %d failed%s", done, total, failed, rate)
+}
+
+// clear erases the line, so that what follows starts at the margin.
+func (p *progressLine) clear() { fmt.Fprint(p.w, "\r\033[K") }
+
+// onTerminal reports whether w is a terminal, as racekit run finds out; a
+// progress line is no color, so NO_COLOR does not turn it off.
+func onTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/controller/race"
+	"github.com/racekit/racekit/controller/teaching"
+	"github.com/racekit/racekit/harness"
+	"github.com/racekit/racekit/internal/assets"
+)
+
+// annotation is the explore scenario the tests explore, and the README
+// shows explored.
+const annotation = "../../scenarios/explore_annotation.txtar"
+
+// TestExploreBadInput checks that racekit explore refuses bad arguments and
+// a FILE that is no explore scenario with exit code 2 and a message naming
+// what is wrong (the file:line, for a bad line), before any control plane
+// starts, and that --emit into a folder that holds a file writes nothing.
+func TestExploreBadInput(t *testing.T) {
+	noBuild(t) // a control plane started by mistake fails with exit 1
+	dir := t.TempDir()
+	write := func(name, script string) string {
+		p := filepath.Join(dir, name)
+		assert.NilError(t, os.WriteFile(p, []byte(script), 0o644))
+		return p
+	}
+	noExplore := write("no_explore.txtar", "# No explore line.\nreconcile webapps/web\n")
+	depth3 := write("depth3.txtar", "# Too deep.\nexplore depth=3 reconcile webapps/web\nwith annotate bob deployments/web team=blue\n")
+	noWith := write("no_with.txtar", "# No interferer.\n\nexplore reconcile webapps/web\nfield deployments/web spec.replicas 2\n")
+	full := filepath.Join(dir, "full")
+	assert.NilError(t, os.Mkdir(full, 0o755))
+	keep := write("full/keep.txtar", "mine\n")
+
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"no file", []string{}, "racekit explore: want one FILE.txtar to explore, got 0"},
+		{"two files", []string{annotation, annotation}, "racekit explore: want one FILE.txtar to explore, got 2"},
+		{"depth 3", []string{annotation, "--depth", "3"}, "racekit explore: bad --depth 3: want 1 or 2"},
+		{"depth 0", []string{"--depth=0", annotation}, "racekit explore: bad --depth 0: want 1 or 2"},
+		{"unknown flag", []string{annotation, "--shard", "1/2"}, "racekit explore: flag provided but not defined: -shard"},
+		{"unknown bug", []string{annotation, "--bug", "blind-updat"}, `racekit explore: --bug: unknown teaching variant "blind-updat" (did you mean "blind-update"?)`},
+		{"missing file", []string{"no-such.txtar"}, "racekit explore: no scenario file no-such.txtar"},
+		{"no explore line", []string{noExplore}, "racekit explore: no_explore.txtar: no explore line"},
+		{"depth=3 in the file", []string{depth3}, `racekit explore: depth3.txtar:2: bad "depth=3": want depth=1 or depth=2`},
+		{"no with line", []string{noWith}, "racekit explore: no_with.txtar:3: explore has no with line"},
+		{"emit into a folder that holds a file", []string{annotation, "--emit", full}, "racekit explore: --emit: " + full + " holds keep.txtar already"},
+		{"emit onto a file", []string{annotation, "--emit", keep}, "racekit explore: --emit: " + keep + " is not a folder to write scenarios into"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			assert.Equal(t, run(append([]string{"explore"}, tc.args...), &stdout, &stderr), exitUsage, "stderr: %s", stderr.String())
+			assert.Assert(t, strings.HasPrefix(stderr.String(), tc.wantErr), "stderr:\n%s", stderr.String())
+			assert.Equal(t, stdout.String(), "")
+		})
+	}
+	entries, err := os.ReadDir(full)
+	assert.NilError(t, err)
+	assert.Equal(t, len(entries), 1, "--emit wrote into a folder that held a file")
+	data, err := os.ReadFile(keep)
+	assert.NilError(t, err)
+	assert.Equal(t, string(data), "mine\n")
+}
+
+// TestExplore runs racekit explore in-process on one control plane, which
+// every case shares: the annotation scenario passes against the production
+// controller, and fails against blind-update, whose runs --emit writes as
+// regression scenarios that fail against the variant and pass against the
+// production controller.
+func TestExplore(t *testing.T) {
+	if _, err := assets.Find(); err != nil {
+		t.Fatalf("%v", err) // racekit would build them, for minutes
+	}
+	ctx := context.Background()
+	cp, err := startControlPlane(ctx, io.Discard)
+	assert.NilError(t, err)
+	defer cp.Close()
+	shared := func(context.Context, io.Writer) (*harness.ControlPlane, func(), error) {
+		return cp, func() {}, nil
+	}
+
+	t.Run("production passes, every moment listed", func(t *testing.T) {
+		var stdout, stderr strings.Builder
+		assert.Equal(t, explore([]string{annotation}, &stdout, &stderr, shared), exitOK, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		n, rows := table(t, stdout.String())
+		assert.Assert(t, n > 0 && len(rows) == n, "the table has %d rows for %d moments:\n%s", len(rows), n, stdout.String())
+		seen := map[string]bool{}
+		for _, r := range rows {
+			assert.Assert(t, !seen[r.moment], "moment %q listed twice:\n%s", r.moment, stdout.String())
+			seen[r.moment] = true
+			assert.Equal(t, r.outcome, "pass", "%s", stdout.String())
+		}
+		checkExcerpt(t, "docs/explore.md", stdout.String(), "racekit explore "+filepath.Base(annotation))
+	})
+
+	t.Run("blind-update fails, and --emit writes regression scenarios", func(t *testing.T) {
+		emitDir := filepath.Join(t.TempDir(), "found")
+		var stdout, stderr strings.Builder
+		code := explore([]string{annotation, "--bug", teaching.BlindUpdate, "--emit", emitDir}, &stdout, &stderr, shared)
+		assert.Equal(t, code, exitFail, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		checkExcerpt(t, "README.md", stdout.String(), "racekit explore "+filepath.Base(annotation)+" --bug blind-update")
+
+		_, rows := table(t, stdout.String())
+		want := map[string]string{} // emitted file → the failure, after its file:line
+		for _, r := range rows {
+			if strings.HasPrefix(r.outcome, "FAIL ") {
+				want["explore_annotation_"+momentName(r.moment)+".txtar"] = afterPos(strings.TrimPrefix(r.outcome, "FAIL "))
+			}
+		}
+		assert.Assert(t, len(want) > 0, "blind-update failed no run:\n%s", stdout.String())
+		files, err := filepath.Glob(filepath.Join(emitDir, "*.txtar"))
+		assert.NilError(t, err)
+		assert.Equal(t, len(files), len(want), "one regression scenario per failing run; stderr:\n%s", stderr.String())
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			assert.NilError(t, err)
+			ar := txtar.Parse(data)
+			assert.Assert(t, !regexp.MustCompile(`(?m)^(explore|with) `).Match(ar.Comment), "%s still explores:\n%s", f, data)
+			assert.Assert(t, regexp.MustCompile(`(?m)^#   on [^\n]+: annotate bob deployments/web team=blue\n`).Match(ar.Comment), "%s's header names no hook:\n%s", f, data)
+			assert.Assert(t, regexp.MustCompile(`(?m)^on [^\n]+: annotate bob deployments/web team=blue\nreconcile webapps/web\n`).Match(ar.Comment), "%s arms no hook before the workload:\n%s", f, data)
+			last := ar.Files[len(ar.Files)-1]
+			assert.Assert(t, last.Name == foundTrace && strings.Contains(string(last.Data), "hook 1 fired"), "%s has no %s section with the hook's firing:\n%s", f, foundTrace, data)
+		}
+
+		// Each emitted scenario fails against the variant, on the line
+		// explore found failing, and passes against the production
+		// controller.
+		for _, tc := range []struct {
+			bug        teaching.Variant
+			wantPassed bool
+		}{{teaching.Variant{}, true}, {mustVariant(t, teaching.BlindUpdate), false}} {
+			opts, err := race.Setup("", race.Options{Bug: tc.bug}).ScriptOptions()
+			assert.NilError(t, err)
+			opts.Files = files
+			for _, r := range harness.RunFiles(ctx, cp, opts) {
+				assert.Equal(t, r.Passed, tc.wantPassed, "%s against %q:\n%s", r.Name, tc.bug.Name(), r.Log)
+				if !r.Passed {
+					got := afterPos(strings.TrimPrefix(failure(r.Log), "FAIL: "))
+					w := want[r.Name+".txtar"]
+					assert.Assert(t, strings.HasPrefix(got, strings.SplitN(w, "\n", 2)[0]), "%s fails otherwise than explore found:\ngot:  %s\nwant: %s", r.Name, got, w)
+				}
+			}
+		}
+	})
+
+	t.Run("the learning run fails", func(t *testing.T) {
+		f := filepath.Join(t.TempDir(), "no_deployment.txtar")
+		assert.NilError(t, os.WriteFile(f, []byte("# The script before the explore line fails.\nfield deployments/web spec.replicas 2\nexplore reconcile webapps/web\nwith annotate bob deployments/web team=blue\n"), 0o644))
+		var stdout, stderr strings.Builder
+		assert.Equal(t, explore([]string{f}, &stdout, &stderr, shared), exitFail, "stderr:\n%s", stderr.String())
+		assert.Assert(t, strings.HasPrefix(stderr.String(), "racekit explore: the learning run failed"), "stderr:\n%s", stderr.String())
+		assert.Equal(t, stdout.String(), "")
+	})
+}
+
+// row is a row of racekit explore's table.
+type row struct{ moment, outcome string }
+
+// tableRow reads a row: the moment, the interferer and the 409s, then the
+// outcome.
+var tableRow = regexp.MustCompile(`^  (\S.*?)\s{2,}(\S.*?)\s+409s \d+  (.*)$`)
+
+// table reads racekit explore's table: the count of moments its first line
+// states, and its rows, without the lines that continue a failure.
+func table(t *testing.T, out string) (int, []row) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	m := regexp.MustCompile(`^explored .*: (\d+) moments`).FindStringSubmatch(lines[0])
+	assert.Assert(t, m != nil, "the table states no count of moments:\n%s", out)
+	n, _ := strconv.Atoi(m[1])
+	var rows []row
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "   ") {
+			continue // a rule broken, under its failure
+		}
+		r := tableRow.FindStringSubmatch(l)
+		assert.Assert(t, r != nil, "not a row of the table: %q", l)
+		rows = append(rows, row{moment: r[1], outcome: r[3]})
+	}
+	return n, rows
+}
+
+// momentName is a moment as a file name: harness.Moment.Name's spelling.
+func momentName(trigger string) string {
+	return strings.Trim(regexp.MustCompile(`[^a-zA-Z0-9-]+`).ReplaceAllString(trigger, "_"), "_")
+}
+
+// afterPos returns a failure message without its leading FILE:LINE: .
+func afterPos(s string) string {
+	return regexp.MustCompile(`^\S*\.txtar:\d+: `).ReplaceAllString(s, "")
+}
+
+func mustVariant(t *testing.T, name string) teaching.Variant {
+	t.Helper()
+	v, err := teaching.Lookup(name)
+	assert.NilError(t, err)
+	return v
+}
+
+// checkExcerpt checks that the table doc (README.md, docs/explore.md)
+// shows between its explore-excerpt markers is in out, the output of cmd.
+func checkExcerpt(t *testing.T, doc, out, cmd string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("../..", doc))
+	assert.NilError(t, err)
+	s := string(data)
+	const begin, end = "<!-- explore-excerpt: begin -->\n```\n", "```\n<!-- explore-excerpt: end -->"
+	i, j := strings.Index(s, begin), strings.Index(s, end)
+	assert.Assert(t, i >= 0 && j > i, "%s lacks the explore-excerpt markers", doc)
+	excerpt := trimLines(s[i+len(begin) : j])
+	assert.Assert(t, strings.Contains(trimLines(out), excerpt),
+		"%s's explore excerpt is not in the output of %s; update %s.\nexcerpt:\n%s\noutput:\n%s", doc, cmd, doc, excerpt, out)
+}
+
+// TestProgressLine checks the line racekit explore keeps up to date on a
+// terminal, on a clock the test moves.
+func TestProgressLine(t *testing.T) {
+	start := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name                string
+		elapsed             time.Duration
+		done, total, failed int
+		want                string
+	}{
+		{"no time yet: no rate", 0, 0, 7, 0, "\r\033[Kracekit explore: 0/7 interleavings, 0 failed"},
+		{"under way", 2 * time.Second, 3, 7, 1, "\r\033[Kracekit explore: 3/7 interleavings, 1 failed, 1.5 per second"},
+		{"done", 4 * time.Second, 7, 7, 7, "\r\033[Kracekit explore: 7/7 interleavings, 7 failed, 1.8 per second"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var w strings.Builder
+			p := &progressLine{w: &w, now: func() time.Time { return start.Add(tc.elapsed) }, start: start}
+			p.update(tc.done, tc.total, tc.failed)
+			assert.Equal(t, w.String(), tc.want)
+		})
+	}
+}
