@@ -29,6 +29,11 @@ func init() {
 		Hookable: true, Run: runTry,
 	})
 	register(&Command{
+		Name: "crash", Args: "CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
+		Summary:  "as a hook's action: kill the controller's reconcile at this moment, as a killed process would: the call in flight is not sent (before) or its answer is lost (after), every later call of that reconcile fails, and its instance (client, cache, memory) is thrown away; the reconcile returns nothing, and the next one starts a fresh instance; with explore, with crash CONTROLLER tries every moment",
+		Hookable: true, Run: runCrash,
+	})
+	register(&Command{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
 		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), or error",
 		Run:     runResult,
@@ -67,6 +72,12 @@ func runReconcile(sc *Scenario, inv Invocation) error {
 	}
 	if span.runaway != nil {
 		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+	}
+	if span.crashed != nil {
+		// A killed process returns nothing: the scenario goes on, and
+		// the next reconcile starts a fresh instance.
+		fmt.Fprintf(inv.Stdout, "%v\n", span.crashed)
+		return nil
 	}
 	switch {
 	case inv.Neg && out.err == nil:
@@ -110,6 +121,15 @@ func runSettle(sc *Scenario, inv Invocation) error {
 		}
 		if span.runaway != nil {
 			return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+		}
+		if span.crashed != nil {
+			// As a restarted process would, a fresh instance takes the
+			// object up again.
+			outs = append(outs, "crashed")
+			if in, err = sc.instance(c, actor); err != nil {
+				return err
+			}
+			continue
 		}
 		if !out.again() {
 			return nil
@@ -250,5 +270,30 @@ func runTry(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		fmt.Fprintf(inv.Stdout, "%s failed: %v\n", inv.Args[0], strings.SplitN(err.Error(), "\n", 2)[0])
 	}
+	return nil
+}
+
+// errCrashed is what a crashed reconcile's calls fail with, wrapped.
+var errCrashed = errors.New("crashed")
+
+func runCrash(sc *Scenario, inv Invocation) error {
+	c, err := sc.controller(inv.Args[0])
+	if err != nil {
+		return err
+	}
+	actor, err := asActor(inv.Args[1:])
+	if err != nil {
+		return err
+	}
+	b := budgetOf(inv.Ctx)
+	switch {
+	case !inv.InHook:
+		return usageErr("crash runs as a hook's action, at a moment of the controller's reconcile: on after ACTOR VERB RESOURCE/NAME: crash %s", c.Name)
+	case b == nil:
+		return fmt.Errorf("the call that fired the hook belongs to no reconcile of %s", c.Name)
+	case b.in.Controller != c || b.in.Actor != actor:
+		return fmt.Errorf("the call that fired the hook is %s's, as %s, not %s's as %s", b.in.Controller.Name, b.in.Actor, c.Name, actor)
+	}
+	b.abort.Set(fmt.Errorf("%w: %s as %s was killed in the middle of its reconcile", errCrashed, c.Name, actor))
 	return nil
 }

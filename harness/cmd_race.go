@@ -73,8 +73,8 @@ func runOn(sc *Scenario, inv Invocation) error {
 	pos := inv.Pos
 	sc.arm(hooks.Hook{
 		Point: trig.point, Match: trig.match, Occurrence: trig.occ, Label: label,
-		Action: func(hooks.Event) error {
-			if err := cmd.call(sc, Invocation{Neg: neg, Args: args, Stdout: io.Discard, Pos: pos, InHook: true}); err != nil {
+		Action: func(e hooks.Event) error {
+			if err := cmd.call(sc, Invocation{Neg: neg, Args: args, Stdout: io.Discard, Pos: pos, InHook: true, Ctx: e.Context}); err != nil {
 				return err
 			}
 			// A cached controller reads next what its cache holds: let

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,8 +34,10 @@ type Invocation struct {
 	Stdout io.Writer
 	// Pos is the script position, file:line.
 	Pos string
-	// InHook is true when the command runs as a hook's action.
+	// InHook is true when the command runs as a hook's action; Ctx is
+	// then the context of the call that fired the hook.
 	InHook bool
+	Ctx    context.Context
 	// Setenv sets a script variable ($KEY) for the lines that follow, and
 	// Defer runs f when the script ends, passed or failed. Both are nil in
 	// a hook's action: commands that need them are not Hookable.

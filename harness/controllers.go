@@ -155,8 +155,9 @@ type Span struct {
 	Request  reconcile.Request
 	From, To int
 	// runaway is errRunaway, wrapped, when the guard stopped the
-	// reconcile.
-	runaway error
+	// reconcile; crashed is errCrashed, wrapped, when a crash hook ended
+	// it.
+	runaway, crashed error
 }
 
 // controllerNames returns the registered controllers' names, sorted.
@@ -374,15 +375,24 @@ func (sc *Scenario) reconcile(in *Instance, r ref) (Span, outcome, error) {
 	if r.namespaced {
 		req.Namespace = sc.Namespace
 	}
-	ctx, b := withBudget(sc.ctx)
+	ctx, b := withBudget(sc.ctx, in)
 	span := Span{Controller: in.Controller.Name, Actor: in.Actor, Object: r.String(), Request: req, From: sc.lastSeq() + 1}
 	out := callReconcile(ctx, in.reconciler, req)
 	span.To = sc.lastSeq()
 	span.runaway = b.overrun()
+	span.crashed = b.abort.Err()
 	sc.mu.Lock()
 	sc.reconciles = append(sc.reconciles, span)
 	in.last = &out
+	if span.crashed != nil {
+		// A killed process keeps nothing: the next reconcile builds the
+		// instance afresh, client, cache and all.
+		delete(sc.instances, in.Controller.Name+"/"+in.Actor)
+	}
 	sc.mu.Unlock()
+	if span.crashed != nil && in.cache != nil {
+		in.cache.close()
+	}
 	return span, out, nil
 }
 

@@ -340,6 +340,8 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	// An interrupted run exits without running defers.
+	cp.OnInterrupt(func() { os.RemoveAll(dir) })
 	rep := &ExploreReport{File: file, Workload: e.workload, Depth: e.depth}
 
 	// The learning run: the workload alone, behind a marker that notes
@@ -482,9 +484,25 @@ func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *ex
 	}
 	if !il.Passed {
 		il.Failure = failureOf(res.Log)
-		il.NotApplicable = len(hs) > 1 && strings.Contains(res.Log, "never fired") && !strings.Contains(il.Failure, ": ")
+		il.NotApplicable = len(hs) > 1 && onlyUnfired(res.Log)
 	}
 	return il
+}
+
+// onlyUnfired reports whether every failure in log is a hook that never
+// fired: at depth 2, an earlier interferer took the workload down a path on
+// which the later moment never comes, and the pair does not apply.
+func onlyUnfired(log string) bool {
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if m := failureLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			if !strings.Contains(m[1], "never fired") {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // failureLine and ruleLine find what a failed run reports.
@@ -529,6 +547,8 @@ func runScript(ctx context.Context, cp *ControlPlane, opts ScriptOptions, dir, f
 	if len(res) != 1 {
 		return Result{Name: ScenarioName(file), Log: fmt.Sprintf("FAIL: %d results for one file", len(res))}
 	}
+	// The run's messages name the file the user wrote, not its copy.
+	res[0].Log = strings.ReplaceAll(res[0].Log, dir+string(filepath.Separator), "")
 	return res[0]
 }
 

@@ -85,3 +85,22 @@ func TestExploreScript(t *testing.T) {
 	e.at = 0
 	assert.Equal(t, string(e.script([]string{"on A", "on B"}, true)), "on A\non B\nreconcile webapps/web\n# with annotate bob deployments/web t=1\nfield x\n")
 }
+
+// TestOnlyUnfired checks when a depth-2 interleaving does not apply: every
+// failure it reports is a hook that never fired.
+func TestOnlyUnfired(t *testing.T) {
+	tests := []struct {
+		name, log string
+		want      bool
+	}{
+		{"a later moment never came", "> reconcile webapps/web\nFAIL: x.txtar:3: hook 2 (after controller get deployments/web 2nd: annotate bob deployments/web t=1) never fired: no matching call was made after it was armed\n", true},
+		{"an invariant broke too", "FAIL: x.txtar:9: field deployments/web spec.replicas 2: got 1\nFAIL: x.txtar:3: hook 2 (...) never fired: no matching call\n", false},
+		{"an invariant broke", "FAIL: x.txtar:9: field deployments/web spec.replicas 2: got 1\n", false},
+		{"no failure", "PASS\n", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, onlyUnfired(tc.log), tc.want)
+		})
+	}
+}

@@ -22,14 +22,28 @@ var errRunaway = errors.New("retries without bound")
 
 type budgetKey struct{}
 
-// withBudget returns ctx with a fresh budget for one reconcile's calls.
-func withBudget(ctx context.Context) (context.Context, *budget) {
-	b := &budget{calls: map[hooks.Call]int{}}
+// withBudget returns ctx with a fresh budget for one reconcile's calls by
+// in, and an Abort through which a crash hook ends them.
+func withBudget(ctx context.Context, in *Instance) (context.Context, *budget) {
+	ctx, abort := hooks.WithAbort(ctx)
+	b := &budget{calls: map[hooks.Call]int{}, in: in, abort: abort}
 	return context.WithValue(ctx, budgetKey{}, b), b
+}
+
+// budgetOf returns the budget of the reconcile ctx belongs to, or nil.
+func budgetOf(ctx context.Context) *budget {
+	if ctx == nil {
+		return nil
+	}
+	b, _ := ctx.Value(budgetKey{}).(*budget)
+	return b
 }
 
 // budget counts one reconcile's calls by verb and object.
 type budget struct {
+	// in is the instance that reconciles; abort ends its calls (crash).
+	in    *Instance
+	abort *hooks.Abort
 	mu    sync.Mutex
 	calls map[hooks.Call]int
 	over  hooks.Call // the first call that went over the bound

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"context"
 	"fmt"
 	"strings"
 )
@@ -50,6 +51,9 @@ func (m Matcher) String() string {
 type Event struct {
 	Point Point
 	Call  Call
+	// Context is the context of the request that fired the hook: an
+	// action can end the caller's work with Abort through it.
+	Context context.Context
 	// Code is the response's HTTP status; zero at Before.
 	Code int
 	// Body is the response body at After, for calls that are not watches;

@@ -29,15 +29,26 @@ func Wrap(actor string, set *Set) func(http.RoundTripper) http.RoundTripper {
 
 // RoundTrip fires Before hooks, sends req, then fires After hooks before it
 // returns the response to the caller.
+//
+// A call whose context was aborted (Abort) fails at once, unsent; one
+// aborted by a Before hook is not sent; one aborted by an After hook loses
+// its answer.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	if err := aborted(ctx); err != nil {
+		return nil, err
+	}
 	call := ParseRequest(t.Actor, req)
-	t.Hooks.Fire(Event{Point: Before, Call: call})
+	t.Hooks.Fire(Event{Point: Before, Call: call, Context: ctx})
+	if err := aborted(ctx); err != nil {
+		return nil, err
+	}
 
 	resp, err := t.Next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	e := Event{Point: After, Call: call, Code: resp.StatusCode}
+	e := Event{Point: After, Call: call, Code: resp.StatusCode, Context: ctx}
 	if call.Verb != "watch" && t.Hooks.wants(After, call) {
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
@@ -48,5 +59,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.Body = body
 	}
 	t.Hooks.Fire(e)
+	if err := aborted(ctx); err != nil {
+		resp.Body.Close()
+		return nil, err
+	}
 	return resp, nil
 }

@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -45,4 +47,48 @@ func TestTransportOrder(t *testing.T) {
 		`after {"metadata":{"resourceVersion":"7"}}`,
 		`caller {"metadata":{"resourceVersion":"7"}}`,
 	})
+}
+
+// TestTransportAbort checks what an action's Abort does to the calls of
+// its context: at Before the call is not sent, at After its answer is
+// lost, and every later call fails unsent; a call of another context is
+// not touched.
+func TestTransportAbort(t *testing.T) {
+	for _, point := range []Point{Before, After} {
+		t.Run(point.Name, func(t *testing.T) {
+			var served []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				served = append(served, r.Method+" "+r.URL.Path)
+				io.WriteString(w, `{}`)
+			}))
+			defer srv.Close()
+			crash := errors.New("crashed")
+			var s Set
+			s.Arm(Hook{Point: point, Match: Matcher{Verb: "update"}, Occurrence: 1, Action: func(e Event) error {
+				AbortOf(e.Context).Set(crash)
+				return nil
+			}})
+			c := &http.Client{Transport: &Transport{Actor: "controller", Hooks: &s, Next: http.DefaultTransport}}
+			ctx, _ := WithAbort(context.Background())
+			do := func(ctx context.Context, method string) error {
+				req, err := http.NewRequestWithContext(ctx, method, srv.URL+"/apis/apps/v1/namespaces/ns/deployments/web", nil)
+				assert.NilError(t, err)
+				resp, err := c.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				return err
+			}
+			assert.NilError(t, do(ctx, http.MethodGet))
+			assert.ErrorIs(t, do(ctx, http.MethodPut), crash)
+			assert.ErrorIs(t, do(ctx, http.MethodGet), crash, "a later call of the aborted context was sent")
+			assert.NilError(t, do(context.Background(), http.MethodGet))
+			want := []string{"GET /apis/apps/v1/namespaces/ns/deployments/web"}
+			if point == After {
+				want = append(want, "PUT /apis/apps/v1/namespaces/ns/deployments/web")
+			}
+			want = append(want, "GET /apis/apps/v1/namespaces/ns/deployments/web")
+			assert.DeepEqual(t, served, want)
+		})
+	}
 }
