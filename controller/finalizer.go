@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/racekit/racekit/controller/api/v1alpha1"
+	"github.com/racekit/racekit/controller/teaching"
 )
 
 // ensureFinalizer adds the finalizer to app, so that the API server keeps a
@@ -41,8 +42,10 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.WebApp) error {
 	if !controllerutil.ContainsFinalizer(app, v1alpha1.Finalizer) {
 		return nil
 	}
-	if err := r.deregister(ctx, app); err != nil {
-		return err
+	if !r.variant.Is(teaching.FinalizerBeforeCleanup) { // teaching variant: cleans up last
+		if err := r.deregister(ctx, app); err != nil {
+			return err
+		}
 	}
 	err := r.retryWebApp(ctx, app, func(cur *v1alpha1.WebApp) error {
 		if cur.UID != app.UID {
@@ -56,6 +59,9 @@ func (r *Reconciler) finalize(ctx context.Context, app *v1alpha1.WebApp) error {
 	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("remove finalizer: %w", err)
+	}
+	if r.variant.Is(teaching.FinalizerBeforeCleanup) {
+		return r.deregister(ctx, app)
 	}
 	return nil
 }

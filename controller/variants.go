@@ -22,8 +22,8 @@ import (
 //
 // The variants change the controller in a few marked places: the retry
 // (retry), how an attempt reads (reader), the status check
-// (checkStatusTarget), and branches in deployment.go and status.go that
-// name their variant. A production Reconciler takes the production path at
+// (checkStatusTarget), and branches in deployment.go, status.go and
+// finalizer.go that name their variant. A production Reconciler takes the production path at
 // each.
 func NewTeachingVariant(c client.Client, opts Options, v teaching.Variant) *Reconciler {
 	r := New(c, opts)

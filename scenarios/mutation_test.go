@@ -36,6 +36,7 @@ var properties = map[string]string{
 	teaching.RetryEverything:         `\(retry of a non-conflict\)`,
 	teaching.BlindUpdate:             `the other writer's change was lost|\(blind update\)`,
 	teaching.NoOwnerCheck:            `\(no owner check\)`,
+	teaching.FinalizerBeforeCleanup:  `the registry holds 1 records, want 0`,
 }
 
 // TestMutations runs the catalogue (every scenario but the api_* ones,

@@ -25,6 +25,11 @@ func Commands() []*racekit.Command {
 			Run:     runRegistryCreates,
 		},
 		{
+			Name: "registry-records", Args: "COUNT", Group: "assert", MinArgs: 1, MaxArgs: 1,
+			Summary: "assert that the scenario's external registry holds COUNT records now: registered and not deregistered since; a record no WebApp owns is one a deletion leaked (reference controller)",
+			Run:     runRegistryRecords,
+		},
+		{
 			Name: "counted-conflicts", Args: "RESOURCE OPERATION COUNT [as ACTOR]", Group: "assert", MinArgs: 3, MaxArgs: 5,
 			Summary: "assert the reference controller's conflict counter (racekit_controller_conflicts_total) for RESOURCE (webapps, deployments) and OPERATION (update, update-status, add-finalizer, remove-finalizer), of the instance that runs as ACTOR (default controller)",
 			Run:     runCountedConflicts,
@@ -48,6 +53,21 @@ func runRegistryCreates(sc *racekit.Scenario, inv racekit.Invocation) error {
 	}
 	if got := srv.Creates(); got != want {
 		return fmt.Errorf("the registry created %d records, want %d\n%s", got, want, sc.Trace().Tail(20))
+	}
+	return nil
+}
+
+func runRegistryRecords(sc *racekit.Scenario, inv racekit.Invocation) error {
+	want, err := strconv.Atoi(inv.Args[0])
+	if err != nil || want < 0 {
+		return racekit.UsageError("bad count %q", inv.Args[0])
+	}
+	srv, err := registryOf(sc)
+	if err != nil {
+		return err
+	}
+	if got := srv.Records(); got != want {
+		return fmt.Errorf("the registry holds %d records, want %d\n%s", got, want, sc.Trace().Tail(20))
 	}
 	return nil
 }

@@ -33,6 +33,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// Records returns how many records the server holds now: those created
+// and not deleted since.
+func (s *Server) Records() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.records)
+}
+
 // Creates returns how many records the server has created, the number a
 // cloud API would bill. Returning an existing record is not a create.
 func (s *Server) Creates() int {

@@ -17,6 +17,7 @@ const (
 	RetryEverything         = "retry-everything"
 	BlindUpdate             = "blind-update"
 	NoOwnerCheck            = "no-owner-check"
+	FinalizerBeforeCleanup  = "finalizer-before-cleanup"
 )
 
 // Variant is one teaching variant of the reference controller. The zero
@@ -70,6 +71,9 @@ func init() {
 	add(NoOwnerCheck,
 		"it updates a Deployment whose controlling owner is another object",
 		"touch only what you control")
+	add(FinalizerBeforeCleanup,
+		"on deletion, it removes its finalizer before it deregisters the WebApp: killed in between, it leaves a registry record that no WebApp owns",
+		"a finalizer comes off only after the cleanup it guards is done, so that a crash at any moment leaves the work to the next reconcile")
 }
 
 // Variants returns every variant, in the order they are documented.

@@ -9,12 +9,13 @@ import (
 	"github.com/racekit/racekit/controller/teaching"
 )
 
-// TestVariants checks the table: eight variants, in the documented order,
+// TestVariants checks the table: nine variants, in the documented order,
 // each with a summary and a rule, and each found by its name.
 func TestVariants(t *testing.T) {
 	want := []string{
 		teaching.StaleObject, teaching.RVPlusOne, teaching.UnboundedRetry, teaching.SideEffectInRetry,
 		teaching.StatusNoGenerationCheck, teaching.RetryEverything, teaching.BlindUpdate, teaching.NoOwnerCheck,
+		teaching.FinalizerBeforeCleanup,
 	}
 	assert.DeepEqual(t, teaching.Names(), want)
 	for _, v := range teaching.Variants() {
@@ -46,7 +47,7 @@ func TestZeroVariant(t *testing.T) {
 // name and the list, and that "" names no variant.
 func TestLookupUnknown(t *testing.T) {
 	tests := []struct{ name, want string }{
-		{"stale-objet", `unknown teaching variant "stale-objet" (did you mean "stale-object"?); the variants are stale-object, rv-plus-one, unbounded-retry, side-effect-in-retry, status-no-generation-check, retry-everything, blind-update, no-owner-check`},
+		{"stale-objet", `unknown teaching variant "stale-objet" (did you mean "stale-object"?); the variants are stale-object, rv-plus-one, unbounded-retry, side-effect-in-retry, status-no-generation-check, retry-everything, blind-update, no-owner-check, finalizer-before-cleanup`},
 		{"rv+1", `unknown teaching variant "rv+1"; the variants are`},
 		{"", `unknown teaching variant ""; the variants are`},
 	}
