@@ -70,8 +70,13 @@ func runExplore(sc *Scenario, inv Invocation) error {
 // outcome and 409s, after a line that says what was explored.
 func (r *ExploreReport) Table() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
-		r.Workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+	if r.Shard != "" {
+		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
+			r.Workload, r.Shard, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+	} else {
+		fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
+			r.Workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string
 		for _, h := range il.Hooks {

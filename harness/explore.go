@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -262,6 +263,9 @@ func (h Hook) Line() string { return "on " + h.Trigger() + ": " + h.Interferer }
 
 // Interleaving is the outcome of one run with hooks at their moments.
 type Interleaving struct {
+	// Index is the run's place among all of the exploration's runs, shards
+	// or not: the order of the moments, then the interferers.
+	Index int
 	Name  string
 	Hooks []Hook
 	// Passed is true when every invariant held; NotApplicable when a
@@ -273,10 +277,11 @@ type Interleaving struct {
 	// Conflicts counts the 409 Conflict answers in the run.
 	Conflicts int
 	Log       string
-	Trace     Trace
-	// Script is the scenario that ran: the original, with the explore
-	// line replaced by the hooks and the workload.
-	Script []byte
+	// Trace is the run's trace, and Script the scenario that ran: the
+	// original, with the explore line replaced by the hooks and the
+	// workload. Neither is in the JSON form.
+	Trace  Trace  `json:"-"`
+	Script []byte `json:"-"`
 }
 
 // ExploreReport is what Explore found.
@@ -288,8 +293,13 @@ type ExploreReport struct {
 	// counts those left out as equal to one of them.
 	Moments    []Moment
 	Equivalent int
-	// Interleavings are in the order of the moments, then interferers.
+	// Total counts the exploration's runs; Interleavings holds those this
+	// report ran (all of them, or a shard's), in the order of the moments,
+	// then interferers.
+	Total         int
 	Interleavings []Interleaving
+	// Shard is "I/N" for a shard's report, "" for a whole one.
+	Shard string `json:",omitempty"`
 }
 
 // Failed returns the interleavings whose invariants broke.
@@ -314,6 +324,17 @@ type ExploreOptions struct {
 	// many have ended, of how many, and how many failed so far; calls are
 	// serialized.
 	Progress func(done, total, failed int)
+	// Shard, if N is set, runs the runs of shard I of N (1 ≤ I ≤ N): a split
+	// by each run's name, the same on every machine, so that N processes,
+	// anywhere, run every run once between them (Merge joins them).
+	Shard struct{ I, N int }
+}
+
+// inShard reports whether the run called name belongs to shard i of n.
+func inShard(name string, i, n int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32()%uint32(n)) == i-1
 }
 
 // Explore explores the scenario in file on cp with opts' controllers and
@@ -396,18 +417,36 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 			}
 		}
 	}
-	rep.Interleavings = make([]Interleaving, len(runs))
+	if n := xo.Shard.N; n > 0 && (xo.Shard.I < 1 || xo.Shard.I > n) {
+		return nil, fmt.Errorf("shard %d/%d: want I/N with 1 ≤ I ≤ N", xo.Shard.I, n)
+	}
+	rep.Total = len(runs)
+	type run struct {
+		index int
+		hooks []Hook
+	}
+	var todo []run
+	for i, hs := range runs {
+		if xo.Shard.N == 0 || inShard(runName(hs, len(e.interferers) > 1), xo.Shard.I, xo.Shard.N) {
+			todo = append(todo, run{i, hs})
+		}
+	}
+	if xo.Shard.N > 0 {
+		rep.Shard = fmt.Sprintf("%d/%d", xo.Shard.I, xo.Shard.N)
+	}
+	rep.Interleavings = make([]Interleaving, len(todo))
 	var progress sync.Mutex
 	done, failed := 0, 0
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, exploreWorkers)
-	for i, hs := range runs {
+	for i, r := range todo {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			il := interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(i)), hs, len(e.interferers) > 1)
+			il := interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), r.hooks, len(e.interferers) > 1)
+			il.Index = r.index
 			rep.Interleavings[i] = il
 			progress.Lock()
 			defer progress.Unlock()
@@ -416,7 +455,7 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 				failed++
 			}
 			if xo.Progress != nil {
-				xo.Progress(done, len(runs), failed)
+				xo.Progress(done, len(todo), failed)
 			}
 		}()
 	}
@@ -456,10 +495,10 @@ func interfererFails(e *exploration, rep *ExploreReport) error {
 	return nil
 }
 
-// interleave runs e with hs armed.
-func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *exploration, dir string, hs []Hook, nameInterferer bool) Interleaving {
-	il := Interleaving{Hooks: hs}
-	var names, heads []string
+// runName names the run with hs armed, as its subtest: its moments, and
+// each interferer's first words when there are several.
+func runName(hs []Hook, nameInterferer bool) string {
+	var names []string
 	for _, h := range hs {
 		n := h.Moment.Name()
 		if h.Every {
@@ -470,9 +509,17 @@ func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *ex
 			n += "_" + strings.Trim(notName.ReplaceAllString(strings.Join(f[:min(2, len(f))], "_"), "_"), "_")
 		}
 		names = append(names, n)
+	}
+	return strings.Join(names, "+")
+}
+
+// interleave runs e with hs armed.
+func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *exploration, dir string, hs []Hook, nameInterferer bool) Interleaving {
+	il := Interleaving{Hooks: hs, Name: runName(hs, nameInterferer)}
+	var heads []string
+	for _, h := range hs {
 		heads = append(heads, h.Line())
 	}
-	il.Name = strings.Join(names, "+")
 	il.Script = e.script(heads, true)
 	opts.Done = nil
 	res := runScript(ctx, cp, opts, dir, e.file, il.Script)
@@ -604,4 +651,49 @@ func momentIndex(ms []Moment, m Moment) int {
 		}
 	}
 	return len(ms)
+}
+
+// Merge joins the reports of an exploration's shards into the report of
+// the whole: each run once, in order. The shards must come from one
+// exploration (the same file, workload, depth and moments) and cover every
+// run exactly once.
+func Merge(shards ...*ExploreReport) (*ExploreReport, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("merge: no report")
+	}
+	first := shards[0]
+	out := &ExploreReport{File: first.File, Workload: first.Workload, Depth: first.Depth, Moments: first.Moments, Equivalent: first.Equivalent, Total: first.Total}
+	seen := map[int]string{}
+	for _, r := range shards {
+		switch {
+		case filepath.Base(r.File) != filepath.Base(first.File) || r.Workload != first.Workload || r.Depth != first.Depth || r.Total != first.Total || !slices.Equal(r.Moments, first.Moments):
+			return nil, fmt.Errorf("merge: shard %s explored %s (%s, depth %d, %d runs), not %s (%s, depth %d, %d runs) as shard %s did",
+				orWhole(r.Shard), filepath.Base(r.File), r.Workload, r.Depth, r.Total, filepath.Base(first.File), first.Workload, first.Depth, first.Total, orWhole(first.Shard))
+		}
+		for _, il := range r.Interleavings {
+			if prev, dup := seen[il.Index]; dup {
+				return nil, fmt.Errorf("merge: run %s is in shard %s and in shard %s", il.Name, prev, orWhole(r.Shard))
+			}
+			seen[il.Index] = orWhole(r.Shard)
+			out.Interleavings = append(out.Interleavings, il)
+		}
+	}
+	if len(out.Interleavings) != out.Total {
+		var missing []string
+		for i := 0; i < out.Total; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, strconv.Itoa(i))
+			}
+		}
+		return nil, fmt.Errorf("merge: the shards ran %d of %d runs; missing: %s", len(out.Interleavings), out.Total, strings.Join(missing, ", "))
+	}
+	sort.Slice(out.Interleavings, func(i, j int) bool { return out.Interleavings[i].Index < out.Interleavings[j].Index })
+	return out, nil
+}
+
+func orWhole(shard string) string {
+	if shard == "" {
+		return "(whole)"
+	}
+	return shard
 }

@@ -104,3 +104,49 @@ func TestOnlyUnfired(t *testing.T) {
 		})
 	}
 }
+
+// TestMerge checks how shards' reports join: every run once, in order,
+// into the whole's report; and what Merge refuses.
+func TestMerge(t *testing.T) {
+	ms := []Moment{{Point: "after", Actor: "controller", Verb: "get", Object: "webapps/web", Occ: 1}}
+	il := func(i int) Interleaving { return Interleaving{Index: i, Name: "run" + string(rune('a'+i)), Passed: i != 1} }
+	shard := func(name string, ils ...Interleaving) *ExploreReport {
+		return &ExploreReport{File: "/a/x.txtar", Workload: "reconcile webapps/web", Depth: 1, Moments: ms, Total: 3, Shard: name, Interleavings: ils}
+	}
+	got, err := Merge(shard("2/2", il(2), il(0)), shard("1/2", il(1)))
+	assert.NilError(t, err)
+	whole := shard("", il(0), il(1), il(2))
+	assert.DeepEqual(t, got, whole)
+	assert.Equal(t, got.Table(), whole.Table())
+
+	for _, tc := range []struct {
+		name   string
+		shards []*ExploreReport
+		want   string
+	}{
+		{"a run twice", []*ExploreReport{shard("1/2", il(0), il(1)), shard("2/2", il(1), il(2))}, "merge: run runb is in shard 1/2 and in shard 2/2"},
+		{"a run missing", []*ExploreReport{shard("1/2", il(0)), shard("2/2", il(2))}, "merge: the shards ran 2 of 3 runs; missing: 1"},
+		{"another exploration", []*ExploreReport{shard("1/2", il(0)), {File: "y.txtar", Workload: "reconcile webapps/web", Depth: 1, Moments: ms, Total: 3, Shard: "2/2"}}, "merge: shard 2/2 explored y.txtar"},
+		{"nothing", nil, "merge: no report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(tc.shards...)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestInShard checks that the split is stable and covers every name once.
+func TestInShard(t *testing.T) {
+	names := []string{"before_controller_get_webapps_web_1st", "after_controller_get_webapps_web_1st", "after_controller_update_deployments_web_1st", "after_controller_get_deployments_web_1st"}
+	for _, n := range names {
+		in := 0
+		for i := 1; i <= 3; i++ {
+			if inShard(n, i, 3) {
+				in++
+			}
+		}
+		assert.Equal(t, in, 1, "%s is in %d shards", n, in)
+	}
+	assert.Equal(t, inShard(names[0], 2, 3), inShard(names[0], 2, 3))
+}
