@@ -34,6 +34,11 @@ func init() {
 		Hookable: true, Run: runCrash,
 	})
 	register(&Command{
+		Name: "repeat", Args: "N COMMAND ARGS...", Group: "race", MinArgs: 2, MaxArgs: -1,
+		Summary: "run COMMAND N times in a row (1 to 100), stopping at the first failure: a longer workload for explore, such as repeat 4 reconcile webapps/web",
+		Run:     runRepeat,
+	})
+	register(&Command{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
 		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), or error",
 		Run:     runResult,
@@ -295,5 +300,25 @@ func runCrash(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("the call that fired the hook is %s's, as %s, not %s's as %s", b.in.Controller.Name, b.in.Actor, c.Name, actor)
 	}
 	b.abort.Set(fmt.Errorf("%w: %s as %s was killed in the middle of its reconcile", errCrashed, c.Name, actor))
+	return nil
+}
+
+func runRepeat(sc *Scenario, inv Invocation) error {
+	n, err := strconv.Atoi(inv.Args[0])
+	if err != nil || n < 1 || n > 100 {
+		return usageErr("bad count %q: want a whole number from 1 to 100", inv.Args[0])
+	}
+	cmd, ok := sc.commands[inv.Args[1]]
+	switch {
+	case !ok:
+		return usageErr("unknown command %q%s", inv.Args[1], suggest(inv.Args[1], commandNames(sc.commands)))
+	case cmd.Group == "assert" || cmd.Name == "explore" || cmd.Name == "with" || cmd.Name == "repeat":
+		return usageErr("repeat runs a workload or a writer, not %s", cmd.Name)
+	}
+	for i := 1; i <= n; i++ {
+		if err := cmd.call(sc, Invocation{Args: inv.Args[2:], Stdout: inv.Stdout, Pos: inv.Pos, Setenv: inv.Setenv, Defer: inv.Defer}); err != nil {
+			return fmt.Errorf("run %d of %d: %w", i, n, err)
+		}
+	}
 	return nil
 }
