@@ -240,7 +240,8 @@ func (sc *Scenario) target(args []string) (*Controller, ref, []string, error) {
 	for _, c := range found {
 		names = append(names, c.Name)
 	}
-	return nil, ref{}, nil, usageErr("%s reconcile %s: name the one you mean, reconcile CONTROLLER %s", strings.Join(names, " and "), r.gvr.Resource, r)
+	list := strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return nil, ref{}, nil, usageErr("%s reconcile %s: name the one you mean, reconcile CONTROLLER %s", list, r.gvr.Resource, r)
 }
 
 // checkReconciles checks that c reconciles r's resource, and says whether c's

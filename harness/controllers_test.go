@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/util/retry"
 	kscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -46,6 +47,20 @@ func (s *seer) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.
 	return reconcile.Result{}, s.c.Update(ctx, &cm)
 }
 
+// retrier is the seer with its update inside retry.RetryOnConflict, each
+// attempt reading again: from its cache, when it has one.
+type retrier struct{ seer }
+
+func (r *retrier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	var res reconcile.Result
+	err := retry.RetryOnConflict(ZeroDelayRetry(), func() error {
+		var err error
+		res, err = r.seer.Reconcile(ctx, req)
+		return err
+	})
+	return res, err
+}
+
 // coreOnly knows ConfigMaps and the rest of core/v1, and no Deployment.
 var coreOnly = func() *runtime.Scheme {
 	s := runtime.NewScheme()
@@ -62,6 +77,8 @@ func testControllers() []*Controller {
 	return []*Controller{
 		{Name: "seer", Scheme: coreOnly, For: &corev1.ConfigMap{}, New: build},
 		{Name: "cached", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Cache: []client.Object{&corev1.ConfigMap{}}, New: build},
+		{Name: "cached-retry", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Cache: []client.Object{&corev1.ConfigMap{}},
+			New: func(in *Instance) (reconcile.Reconciler, error) { return &retrier{seer{c: in.Client}}, nil }},
 		{Name: "panics", Scheme: kscheme.Scheme, For: &corev1.Secret{}, New: func(*Instance) (reconcile.Reconciler, error) { panic("no luck") }},
 		{Name: "refuses", Scheme: kscheme.Scheme, For: &corev1.Secret{}, New: func(*Instance) (reconcile.Reconciler, error) {
 			return nil, errors.New("no registry URL")
