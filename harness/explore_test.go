@@ -109,7 +109,9 @@ func TestOnlyUnfired(t *testing.T) {
 // into the whole's report; and what Merge refuses.
 func TestMerge(t *testing.T) {
 	ms := []Moment{{Point: "after", Actor: "controller", Verb: "get", Object: "webapps/web", Occ: 1}}
-	il := func(i int) Interleaving { return Interleaving{Index: i, Name: "run" + string(rune('a'+i)), Passed: i != 1} }
+	il := func(i int) Interleaving {
+		return Interleaving{Index: i, Name: "run" + string(rune('a'+i)), Passed: i != 1}
+	}
 	shard := func(name string, ils ...Interleaving) *ExploreReport {
 		return &ExploreReport{File: "/a/x.txtar", Workload: "reconcile webapps/web", Depth: 1, Moments: ms, Total: 3, Shard: name, Interleavings: ils}
 	}
