@@ -25,7 +25,8 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] FILE.txtar\n"
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] FILE.txtar\n" +
+	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
 const exploreHelp = exploreUsage + `
@@ -49,8 +50,18 @@ failing run as a scenario of its own, DIR/NAME_MOMENT.txtar, which fails
 while the bug is there and passes once it is fixed. DIR must be empty or
 absent; racekit creates it, and never overwrites a file.
 
+--shard I/N runs shard I of N (1 ≤ I ≤ N): a split of the runs by name,
+the same on every machine, so that N processes run every run once between
+them. --json FILE writes the report, a shard's or the whole's, as JSON;
+racekit refuses a FILE that exists, before anything runs. --merge reads
+the JSON reports of every shard of one exploration, joins them, and prints
+the table of the whole, as one racekit explore without --shard would; it
+needs no control plane, and refuses reports that overlap, leave runs out
+or come from different explorations.
+
 Exit status: 0 when every run passed, 1 when one failed, 2 for a usage
-error or a FILE that is no explore scenario.
+error, a FILE that is no explore scenario, or (with --merge) a report that
+cannot be read or merged.
 
 Flags:
 `
@@ -83,6 +94,12 @@ type exploreFlags struct {
 	depth int // 0: the explore line's
 	emit  string
 	bug   teaching.Variant
+	shard struct{ i, n int } // n == 0: no --shard
+	json  string
+	// merge is set by --merge; then reports are the JSON files to merge,
+	// and file is empty.
+	merge   bool
+	reports []string
 }
 
 // parseExploreFlags parses args, which may put the flags before or after
@@ -95,6 +112,9 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 	fl.IntVar(&f.depth, "depth", 0, "hook `N` interferers in each run, at N moments (1 or 2; default: the explore line's depth=N, or 1)")
 	fl.StringVar(&f.emit, "emit", "", "write each failing run as a regression scenario into `DIR`, which must be empty or absent")
 	bug := fl.String("bug", "", "explore the teaching variant `NAME` of the controller (racekit run --list-bugs)")
+	shard := fl.String("shard", "", "run shard `I/N` of the exploration's runs (1 ≤ I ≤ N)")
+	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE`, which must not exist")
+	fl.BoolVar(&f.merge, "merge", false, "merge the JSON reports of shards, given as the arguments, and print the whole's table")
 	var files []string
 	for {
 		if err := fl.Parse(args); err != nil {
@@ -105,6 +125,9 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 		}
 		files, args = append(files, fl.Arg(0)), fl.Args()[1:]
 	}
+	if f.merge {
+		return f, fl, mergeArgs(&f, fl, files)
+	}
 	switch {
 	case len(files) != 1:
 		return f, fl, fmt.Errorf("want one FILE.txtar to explore, got %d", len(files))
@@ -112,6 +135,13 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 		return f, fl, fmt.Errorf("bad --depth %d: want 1 or %d", f.depth, harness.MaxExploreDepth)
 	}
 	f.file = files[0]
+	if *shard != "" {
+		i, n, err := parseShard(*shard)
+		if err != nil {
+			return f, fl, err
+		}
+		f.shard.i, f.shard.n = i, n
+	}
 	if *bug != "" {
 		v, err := teaching.Lookup(*bug)
 		if err != nil {
@@ -123,9 +153,12 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 }
 
 // depthSet reports whether --depth was given.
-func depthSet(fl *flag.FlagSet) bool {
+func depthSet(fl *flag.FlagSet) bool { return flagSet(fl, "depth") }
+
+// flagSet reports whether the flag called name was given.
+func flagSet(fl *flag.FlagSet, name string) bool {
 	set := false
-	fl.Visit(func(f *flag.Flag) { set = set || f.Name == "depth" })
+	fl.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
 }
 
@@ -140,6 +173,15 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	} else if err != nil {
 		fmt.Fprintf(stderr, "racekit explore: %v\n%s", err, exploreUsage)
 		return exitUsage
+	}
+	if f.merge {
+		return merge(f, stdout, stderr)
+	}
+	if f.json != "" {
+		if err := absent(f.json); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --json: %v\n", err)
+			return exitUsage
+		}
 	}
 	if fi, err := os.Stat(f.file); err != nil || fi.IsDir() {
 		fmt.Fprintf(stderr, "racekit explore: no scenario file %s\n", f.file)
@@ -171,6 +213,7 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	}
 	defer stop()
 	xo := harness.ExploreOptions{Depth: f.depth}
+	xo.Shard.I, xo.Shard.N = f.shard.i, f.shard.n
 	var line *progressLine
 	if onTerminal(stderr) {
 		line = &progressLine{w: stderr, now: time.Now, start: time.Now()}
@@ -186,6 +229,12 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 		return exitFail
 	}
 	fmt.Fprint(stdout, rep.Table())
+	if f.json != "" {
+		if err := writeJSON(f.json, rep); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --json: %v\n", err)
+			return exitFail
+		}
+	}
 	failed := rep.Failed()
 	if f.emit != "" && len(failed) == 0 {
 		fmt.Fprintf(stderr, "racekit explore: no run failed, so --emit wrote nothing\n")

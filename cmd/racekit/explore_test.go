@@ -52,7 +52,7 @@ func TestExploreBadInput(t *testing.T) {
 		{"two files", []string{annotation, annotation}, "racekit explore: want one FILE.txtar to explore, got 2"},
 		{"depth 3", []string{annotation, "--depth", "3"}, "racekit explore: bad --depth 3: want 1 or 2"},
 		{"depth 0", []string{"--depth=0", annotation}, "racekit explore: bad --depth 0: want 1 or 2"},
-		{"unknown flag", []string{annotation, "--shard", "1/2"}, "racekit explore: flag provided but not defined: -shard"},
+		{"unknown flag", []string{annotation, "--shards", "1/2"}, "racekit explore: flag provided but not defined: -shards"},
 		{"unknown bug", []string{annotation, "--bug", "blind-updat"}, `racekit explore: --bug: unknown teaching variant "blind-updat" (did you mean "blind-update"?)`},
 		{"missing file", []string{"no-such.txtar"}, "racekit explore: no scenario file no-such.txtar"},
 		{"no explore line", []string{noExplore}, "racekit explore: no_explore.txtar: no explore line"},

@@ -83,7 +83,8 @@ func findBinaries() {
 }
 
 // wantsLeakTests reports whether -run selects a test that runs the
-// binaries (the leak tests, TestTraceForTools), so that a run of the other
+// binaries (the leak tests, TestTraceForTools,
+// TestExploreShardsAsProcesses), so that a run of the other
 // tests builds nothing.
 func wantsLeakTests() bool {
 	f := flag.Lookup("test.run")
@@ -92,7 +93,7 @@ func wantsLeakTests() bool {
 	}
 	top, _, _ := strings.Cut(f.Value.String(), "/")
 	re, err := regexp.Compile(top)
-	return err != nil || re.MatchString("TestNoLeaks") || re.MatchString("TestNoLeakOnClosedPipe") || re.MatchString("TestTraceForTools")
+	return err != nil || re.MatchString("TestNoLeaks") || re.MatchString("TestNoLeakOnClosedPipe") || re.MatchString("TestTraceForTools") || re.MatchString("TestExploreShardsAsProcesses")
 }
 
 func TestMain(m *testing.M) {

@@ -71,6 +71,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"envtest", "now"}, `racekit envtest: unexpected argument "now"`},
 		{[]string{"envtest", "--force"}, "racekit envtest: flag provided but not defined: -force"},
 		{[]string{"explore", "--depth", "3", "a.txtar"}, "racekit explore: bad --depth 3: want 1 or 2"},
+		{[]string{"explore", "--shard", "1/0", "a.txtar"}, `racekit explore: bad --shard "1/0": want I/N with 1 ≤ I ≤ N, such as 1/3`},
 		{[]string{"run", "--trace", "mermaid", "a.txtar", "b.txtar"}, "racekit run: --trace mermaid draws one diagram, of one scenario: give one FILE, not 2"},
 		{[]string{"controller", "--workers=0"}, "racekit controller: --workers must be at least 1, got 0"},
 	}
