@@ -300,6 +300,10 @@ type ExploreReport struct {
 	Interleavings []Interleaving
 	// Shard is "I/N" for a shard's report, "" for a whole one.
 	Shard string `json:",omitempty"`
+	// Learning is the learning run's trace from the workload's first call
+	// on, as rows: the calls whose moments Moments lists, for drawing the
+	// workload (Mermaid).
+	Learning []Row `json:",omitempty"`
 }
 
 // Failed returns the interleavings whose invariants broke.
@@ -383,6 +387,11 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 	var equivalent int
 	rep.Moments, equivalent = moments(learned, from)
 	rep.Equivalent = equivalent
+	for _, r := range learned.Rows() {
+		if r.Seq > from {
+			rep.Learning = append(rep.Learning, r)
+		}
+	}
 	if len(rep.Moments) == 0 {
 		return nil, fmt.Errorf("%s:%d: the workload %q made no call: there is no moment to explore", filepath.Base(file), e.at+1, e.workload)
 	}
