@@ -25,7 +25,7 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] FILE.txtar\n" +
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] [--html FILE] FILE.txtar\n" +
 	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
@@ -58,6 +58,12 @@ the JSON reports of every shard of one exploration, joins them, and prints
 the table of the whole, as one racekit explore without --shard would; it
 needs no control plane, and refuses reports that overlap, leave runs out
 or come from different explorations.
+
+--html FILE writes one page, which needs no network: the workload's
+sequence diagram with each explored moment marked and coloured by outcome,
+and the runs, each of which shows its own diagram and failure when
+selected. It inlines the Mermaid library that make mermaid installs, and
+refuses a FILE that exists, before anything runs.
 
 Exit status: 0 when every run passed, 1 when one failed, 2 for a usage
 error, a FILE that is no explore scenario, or (with --merge) a report that
@@ -96,6 +102,7 @@ type exploreFlags struct {
 	bug   teaching.Variant
 	shard struct{ i, n int } // n == 0: no --shard
 	json  string
+	html  string
 	// merge is set by --merge; then reports are the JSON files to merge,
 	// and file is empty.
 	merge   bool
@@ -114,6 +121,7 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 	bug := fl.String("bug", "", "explore the teaching variant `NAME` of the controller (racekit run --list-bugs)")
 	shard := fl.String("shard", "", "run shard `I/N` of the exploration's runs (1 ≤ I ≤ N)")
 	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE`, which must not exist")
+	fl.StringVar(&f.html, "html", "", "write the report as one page with its diagrams to `FILE`, which must not exist")
 	fl.BoolVar(&f.merge, "merge", false, "merge the JSON reports of shards, given as the arguments, and print the whole's table")
 	var files []string
 	for {
@@ -183,6 +191,17 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 			return exitUsage
 		}
 	}
+	var lib []byte
+	if f.html != "" {
+		if err := absent(f.html); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --html: %v\n", err)
+			return exitUsage
+		}
+		if lib, err = mermaidLibrary(); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+			return exitFail
+		}
+	}
 	if fi, err := os.Stat(f.file); err != nil || fi.IsDir() {
 		fmt.Fprintf(stderr, "racekit explore: no scenario file %s\n", f.file)
 		return exitUsage
@@ -232,6 +251,12 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	if f.json != "" {
 		if err := writeJSON(f.json, rep); err != nil {
 			fmt.Fprintf(stderr, "racekit explore: --json: %v\n", err)
+			return exitFail
+		}
+	}
+	if f.html != "" {
+		if err := writeHTML(f.html, rep, lib); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: --html: %v\n", err)
 			return exitFail
 		}
 	}

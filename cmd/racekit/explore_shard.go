@@ -38,6 +38,9 @@ func mergeArgs(f *exploreFlags, fl *flag.FlagSet, files []string) error {
 			return fmt.Errorf("--merge takes no --%s: the shards' reports say what they explored", name)
 		}
 	}
+	if f.html != "" {
+		return errors.New("--merge takes no --html: the page draws each run's trace, which the JSON reports leave out; give --html to the shards")
+	}
 	if len(files) == 0 {
 		return errors.New("--merge wants the JSON reports of the shards (racekit explore --shard I/N --json FILE), got none")
 	}
@@ -126,6 +129,7 @@ func merge(f exploreFlags, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprint(stdout, rep.Table())
+	rep.Learning = shards[0].Learning // harness.Merge does not carry it
 	if f.json != "" {
 		if err := writeJSON(f.json, rep); err != nil {
 			fmt.Fprintf(stderr, "racekit explore: --json: %v\n", err)

@@ -181,6 +181,8 @@ func TestExploreMerge(t *testing.T) {
 		{"a gap", []string{"--merge", s1}, "racekit explore: --merge: merge: the shards ran 2 of 3 runs; missing: 1"},
 		{"another exploration", []string{"--merge", s1, other}, "racekit explore: --merge: merge: shard 2/2 explored y.txtar"},
 		{"merge onto a file", []string{"--merge", "--json", taken, s1, s2}, "racekit explore: --json: " + taken + " exists already: racekit never overwrites a file, so remove it or name another"},
+		{"merge with --html", []string{"--merge", "--html", filepath.Join(dir, "page.html"), s1, s2}, "racekit explore: --merge takes no --html: the page draws each run's trace, which the JSON reports leave out; give --html to the shards"},
+		{"html onto a file", []string{annotation, "--html", taken}, "racekit explore: --html: " + taken + " exists already: racekit never overwrites a file"},
 		{"shard onto a file", []string{annotation, "--shard", "1/2", "--json", taken}, "racekit explore: --json: " + taken + " exists already"},
 		{"shard 0/3", []string{annotation, "--shard", "0/3"}, `racekit explore: bad --shard "0/3": want I/N with 1 ≤ I ≤ N, such as 1/3`},
 		{"shard 4/3", []string{annotation, "--shard", "4/3"}, `racekit explore: bad --shard "4/3": want I/N with 1 ≤ I ≤ N`},

@@ -81,7 +81,8 @@ func TestExploreBadInput(t *testing.T) {
 // every case shares: the annotation scenario passes against the production
 // controller, and fails against blind-update, whose runs --emit writes as
 // regression scenarios that fail against the variant and pass against the
-// production controller.
+// production controller, and whose --html page a browser shows
+// (checkHTMLPage).
 func TestExplore(t *testing.T) {
 	if _, err := assets.Find(); err != nil {
 		t.Fatalf("%v", err) // racekit would build them, for minutes
@@ -157,6 +158,8 @@ func TestExplore(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("--html draws a page a browser shows", func(t *testing.T) { checkHTMLPage(t, shared) })
 
 	t.Run("the learning run fails", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "no_deployment.txtar")

@@ -1,6 +1,8 @@
 // Package mermaid checks diagrams with the real Mermaid parser, which
 // `make mermaid` installs from npm into the user's cache, for racekit's
-// own tests: a diagram racekit draws must be one Mermaid accepts.
+// own tests: a diagram racekit draws must be one Mermaid accepts. It also
+// hands out the Mermaid library itself, for pages that draw diagrams with
+// no network.
 package mermaid
 
 import (
@@ -56,4 +58,16 @@ func Check(root string, files ...string) (string, error) {
 		return string(out), fmt.Errorf("mermaid refused a diagram: %w\n%s", err, out)
 	}
 	return string(out), nil
+}
+
+// Library returns the Mermaid library as one browser script
+// (dist/mermaid.min.js), from where make mermaid installed it for the
+// checkout at root, for inlining into a page that must draw with no
+// network.
+func Library(root string) ([]byte, error) {
+	dir, err := Dir(root)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, "node_modules", "mermaid", "dist", "mermaid.min.js"))
 }
