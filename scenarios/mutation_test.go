@@ -164,7 +164,7 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 			out[outcomeKey{v, "options"}] = outcome{scenario: "options", failure: err.Error()}
 			continue
 		}
-		opts.Files = files
+		opts.Dir, opts.Files = "", files // testscript ignores Files when Dir is set
 		testscript.RunT(parent, harness.Params(context.Background(), cp, opts))
 	}
 	wg.Wait()
