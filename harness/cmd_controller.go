@@ -258,17 +258,29 @@ func runRelease(sc *Scenario, inv Invocation) error {
 	return nil
 }
 
-func runTry(sc *Scenario, inv Invocation) error {
-	cmd, ok := sc.commands[inv.Args[0]]
+// workload returns the command called name for try and repeat, which run
+// a workload or a writer: not an assertion, nor explore and its lines, nor
+// another try or repeat.
+func (sc *Scenario) workload(by, name string) (*Command, error) {
+	cmd, ok := sc.commands[name]
 	switch {
 	case !ok:
-		return usageErr("unknown command %q%s", inv.Args[0], suggest(inv.Args[0], commandNames(sc.commands)))
-	case cmd.Group == "assert" || cmd.Name == "try" || cmd.Name == "explore" || cmd.Name == "with":
-		return usageErr("try runs a workload or a writer, not %s", cmd.Name)
+		return nil, usageErr("unknown command %q%s", name, suggest(name, commandNames(sc.commands)))
+	case cmd.Group == "assert" || contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
+		return nil, usageErr("%s runs a workload or a writer, not %s", by, cmd.Name)
+	}
+	return cmd, nil
+}
+
+func runTry(sc *Scenario, inv Invocation) error {
+	cmd, err := sc.workload("try", inv.Args[0])
+	switch {
+	case err != nil:
+		return err
 	case inv.InHook && !cmd.Hookable:
 		return usageErr("%s cannot run as a hook action, tried or not", cmd.Name)
 	}
-	err := cmd.call(sc, Invocation{Args: inv.Args[1:], Stdout: inv.Stdout, Pos: inv.Pos, InHook: inv.InHook, Setenv: inv.Setenv, Defer: inv.Defer})
+	err = cmd.call(sc, Invocation{Args: inv.Args[1:], Stdout: inv.Stdout, Pos: inv.Pos, InHook: inv.InHook, Setenv: inv.Setenv, Defer: inv.Defer})
 	if errors.Is(err, errUsage) {
 		return err
 	}
@@ -308,12 +320,9 @@ func runRepeat(sc *Scenario, inv Invocation) error {
 	if err != nil || n < 1 || n > 100 {
 		return usageErr("bad count %q: want a whole number from 1 to 100", inv.Args[0])
 	}
-	cmd, ok := sc.commands[inv.Args[1]]
-	switch {
-	case !ok:
-		return usageErr("unknown command %q%s", inv.Args[1], suggest(inv.Args[1], commandNames(sc.commands)))
-	case cmd.Group == "assert" || cmd.Name == "explore" || cmd.Name == "with" || cmd.Name == "repeat":
-		return usageErr("repeat runs a workload or a writer, not %s", cmd.Name)
+	cmd, err := sc.workload("repeat", inv.Args[1])
+	if err != nil {
+		return err
 	}
 	for i := 1; i <= n; i++ {
 		if err := cmd.call(sc, Invocation{Args: inv.Args[2:], Stdout: inv.Stdout, Pos: inv.Pos, Setenv: inv.Setenv, Defer: inv.Defer}); err != nil {

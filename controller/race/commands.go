@@ -43,21 +43,16 @@ func Commands() []*racekit.Command {
 }
 
 func runRegistryCreates(sc *racekit.Scenario, inv racekit.Invocation) error {
-	want, err := strconv.Atoi(inv.Args[0])
-	if err != nil || want < 0 {
-		return racekit.UsageError("bad count %q", inv.Args[0])
-	}
-	srv, err := registryOf(sc)
-	if err != nil {
-		return err
-	}
-	if got := srv.Creates(); got != want {
-		return fmt.Errorf("the registry created %d records, want %d\n%s", got, want, sc.Trace().Tail(20))
-	}
-	return nil
+	return registryCount(sc, inv, "created", (*registryServer).Creates)
 }
 
 func runRegistryRecords(sc *racekit.Scenario, inv racekit.Invocation) error {
+	return registryCount(sc, inv, "holds", (*registryServer).Records)
+}
+
+// registryCount compares what count says of the scenario's registry with
+// the COUNT argument; verb says what the count is in the message.
+func registryCount(sc *racekit.Scenario, inv racekit.Invocation, verb string, count func(*registryServer) int) error {
 	want, err := strconv.Atoi(inv.Args[0])
 	if err != nil || want < 0 {
 		return racekit.UsageError("bad count %q", inv.Args[0])
@@ -66,8 +61,8 @@ func runRegistryRecords(sc *racekit.Scenario, inv racekit.Invocation) error {
 	if err != nil {
 		return err
 	}
-	if got := srv.Records(); got != want {
-		return fmt.Errorf("the registry holds %d records, want %d\n%s", got, want, sc.Trace().Tail(20))
+	if got := count(srv); got != want {
+		return fmt.Errorf("the registry %s %d records, want %d\n%s", verb, got, want, sc.Trace().Tail(20))
 	}
 	return nil
 }
