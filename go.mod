@@ -11,6 +11,7 @@ require (
 	github.com/prometheus/client_model v0.6.2
 	github.com/rogpeppe/go-internal v1.14.1
 	go.etcd.io/etcd/client/v3 v3.7.0
+	go.uber.org/goleak v1.3.0
 	go.uber.org/zap v1.27.1
 	golang.org/x/term v0.45.0
 	gotest.tools/v3 v3.5.2
