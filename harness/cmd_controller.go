@@ -266,7 +266,7 @@ func (sc *Scenario) workload(by, name string) (*Command, error) {
 	switch {
 	case !ok:
 		return nil, usageErr("unknown command %q%s", name, suggest(name, commandNames(sc.commands)))
-	case cmd.Group == "assert" || contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
+	case cmd.Group == "assert" || cmd.Group == "run" || contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
 		return nil, usageErr("%s runs a workload or a writer, not %s", by, cmd.Name)
 	}
 	return cmd, nil

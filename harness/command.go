@@ -100,7 +100,7 @@ func Commands(extra ...*Command) []*Command {
 // sortCommands returns cmds grouped as help shows them, by name within a
 // group.
 func sortCommands(cmds map[string]*Command) []*Command {
-	order := map[string]int{"setup": 0, "write": 1, "race": 2, "assert": 3}
+	order := map[string]int{"setup": 0, "write": 1, "race": 2, "run": 3, "assert": 4}
 	out := make([]*Command, 0, len(cmds))
 	for _, c := range cmds {
 		out = append(out, c)
@@ -135,7 +135,7 @@ func usageErr(format string, args ...any) error {
 func UsageError(format string, args ...any) error { return usageErr(format, args...) }
 
 // groups are the groups a command may belong to, in help's order.
-var groups = []string{"setup", "write", "race", "assert"}
+var groups = []string{"setup", "write", "race", "run", "assert"}
 
 // checkCommand reports what makes c, one of ScriptOptions.Commands,
 // unusable beside the commands in have.

@@ -20,7 +20,7 @@ import (
 // TestCommandsAreDocumented checks the usage data every command must carry,
 // since help and the language reference are generated from it.
 func TestCommandsAreDocumented(t *testing.T) {
-	groups := map[string]bool{"setup": true, "write": true, "race": true, "assert": true}
+	groups := map[string]bool{"setup": true, "write": true, "race": true, "run": true, "assert": true}
 	for _, c := range Commands() {
 		t.Run(c.Name, func(t *testing.T) {
 			assert.Assert(t, regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(c.Name))

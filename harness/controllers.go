@@ -42,8 +42,15 @@ type Controller struct {
 	Cache []client.Object
 	// New builds the reconciler of one instance. It runs once per actor
 	// and scenario, before that instance's first reconcile; an error or a
-	// panic fails the command that needed it.
+	// panic fails the command that needed it. It may be nil when Run is
+	// set.
 	New func(in *Instance) (reconcile.Reconciler, error)
+	// Run, if set, is the controller's long-running form, as its main
+	// runs it: it builds its clients from in.Config (every call through
+	// the scenario's hooks and recorder), watches in.Namespace only, and
+	// returns when ctx is done. start runs it; a controller with Run and
+	// no New can be started but not reconciled one step at a time.
+	Run func(ctx context.Context, in *Instance) error
 	// SideEffects names the resources of services outside the API server
 	// that the controller calls through Instance.HTTPClient, such as
 	// registrations. Scenarios hook and count them like API calls, and
@@ -67,8 +74,8 @@ func (c *Controller) check() error {
 		return fmt.Errorf("controller %s has no Scheme", c.Name)
 	case c.For == nil:
 		return fmt.Errorf("controller %s has no For: the kind it reconciles", c.Name)
-	case c.New == nil:
-		return fmt.Errorf("controller %s has no New: the function that builds its reconciler", c.Name)
+	case c.New == nil && c.Run == nil:
+		return fmt.Errorf("controller %s has neither New, the function that builds its reconciler, nor Run, its running form", c.Name)
 	}
 	for _, o := range append([]client.Object{c.For}, c.Cache...) {
 		if _, err := apiutil.GVKForObject(o, c.Scheme); err != nil {
@@ -92,7 +99,8 @@ type Instance struct {
 	Config *rest.Config
 	// Client is a controller-runtime client on Config, with the
 	// controller's scheme. With Controller.Cache it reads those kinds from
-	// the instance's informers; it writes to the API server.
+	// the instance's informers; it writes to the API server. It is nil for
+	// a controller that start runs: Run builds its own clients.
 	Client client.Client
 
 	sc         *Scenario
@@ -222,6 +230,9 @@ func (sc *Scenario) target(args []string) (*Controller, ref, []string, error) {
 	var found []*Controller
 	for _, n := range sc.controllerNames() {
 		c := sc.controllers[n]
+		if c.New == nil {
+			continue // it only runs on its own: start, not reconcile
+		}
 		if gvr, err := sc.forResource(c); err == nil && gvr.GroupResource() == r.gvr.GroupResource() {
 			found = append(found, c)
 		}
@@ -263,6 +274,9 @@ func (sc *Scenario) checkReconciles(c *Controller, r ref) error {
 // instance returns c as actor runs it in the scenario, built on first use:
 // its client (cached or live), then its reconciler.
 func (sc *Scenario) instance(c *Controller, actor string) (*Instance, error) {
+	if c.New == nil {
+		return nil, usageErr("controller %s only runs on its own, with no reconciler to call once: start it with start %s, then await what it must do", c.Name, c.Name)
+	}
 	key := c.Name + "/" + actor
 	sc.mu.Lock()
 	in, ok := sc.instances[key]

@@ -101,7 +101,7 @@ func TestControllerScripts(t *testing.T) {
 			assert.NilError(t, err)
 			_, want, hasWant := strings.Cut(string(data), "\n-- want --\n")
 			want = strings.TrimSpace(want)
-			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, Controllers: testControllers()})
+			res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, Controllers: append(testControllers(), runningControllers()...)})
 			assert.Equal(t, len(res), 1)
 			out := res[0].Log
 			if !hasWant {
@@ -126,7 +126,7 @@ func TestRegistryRefuses(t *testing.T) {
 	}{
 		{"controller twice", ScriptOptions{Controllers: []*Controller{ok, ok}}, "controller seer registered twice"},
 		{"bad name", ScriptOptions{Controllers: []*Controller{{Name: "My Controller", Scheme: coreOnly, For: &corev1.ConfigMap{}, New: ok.New}}}, `bad controller name "My Controller"`},
-		{"no New", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, For: &corev1.ConfigMap{}}}}, "controller x has no New"},
+		{"no New", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, For: &corev1.ConfigMap{}}}}, "controller x has neither New"},
 		{"no For", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, New: ok.New}}}, "controller x has no For"},
 		{"kind outside the scheme", ScriptOptions{Controllers: []*Controller{{Name: "x", Scheme: coreOnly, For: &corev1.ConfigMap{}, Cache: []client.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}}, New: ok.New}}}, "controller x: "},
 		{"command twice", ScriptOptions{Commands: []*Command{{Name: "mine", Group: "assert", Summary: "s", Run: noop}, {Name: "mine", Group: "assert", Summary: "s", Run: noop}}}, "command mine registered twice"},

@@ -67,6 +67,12 @@ type ControlPlane struct {
 	crdMu sync.Mutex
 	crds  map[string]CRD
 
+	// spawned are the process groups scenarios spawned and have not yet
+	// seen exit (spawn.go): killed on an interrupt and at Stop, so that no
+	// controller outlives the run.
+	spawnMu sync.Mutex
+	spawned map[int]struct{}
+
 	// api is what the API-semantics commands keep for running scenarios:
 	// their watches and their holds on old revisions (etcd.go, watch.go).
 	api apiState
@@ -219,6 +225,7 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 // to call more than once and from several goroutines.
 func (cp *ControlPlane) Stop() error {
 	cp.stop.Do(func() {
+		cp.killSpawned()
 		if cp.signals != nil {
 			signal.Stop(cp.signals)
 			close(cp.signals)
@@ -335,6 +342,7 @@ func stopOnSignal(cp *ControlPlane) {
 		cp.mu.Unlock()
 		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
 		cp.starting.Lock() // let a start in progress finish, then stop it
+		cp.killSpawned()
 		_ = cp.Stop()
 		cp.mu.Lock()
 		fs := cp.onInterrupt
@@ -344,6 +352,33 @@ func stopOnSignal(cp *ControlPlane) {
 		}
 		exitBySignal(s)
 	}()
+}
+
+// track notes the process group of a spawned process, until untrack.
+func (cp *ControlPlane) track(pgid int) {
+	cp.spawnMu.Lock()
+	defer cp.spawnMu.Unlock()
+	if cp.spawned == nil {
+		cp.spawned = map[int]struct{}{}
+	}
+	cp.spawned[pgid] = struct{}{}
+}
+
+func (cp *ControlPlane) untrack(pgid int) {
+	cp.spawnMu.Lock()
+	defer cp.spawnMu.Unlock()
+	delete(cp.spawned, pgid)
+}
+
+// killSpawned kills every process group scenarios spawned that is still
+// running. The scenario that spawned one stops it gently when it ends;
+// this is for a run that ends first.
+func (cp *ControlPlane) killSpawned() {
+	cp.spawnMu.Lock()
+	defer cp.spawnMu.Unlock()
+	for pgid := range cp.spawned {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
 }
 
 // exitBySignal ends the process the way s would have had nobody caught

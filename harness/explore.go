@@ -110,7 +110,7 @@ func parseExploration(file string, cmds map[string]*Command) (*exploration, erro
 				return nil, fmt.Errorf("%s: the workload cannot be negated: an interleaving in which it fails fails; use settle for a workload that may be refused and retried", pos(i))
 			case !ok:
 				return nil, fmt.Errorf("%s: unknown workload command %q%s", pos(i), wf[0], suggest(wf[0], commandNames(cmds)))
-			case c.Group == "assert" || wf[0] == "explore" || wf[0] == "with" || wf[0] == "on":
+			case c.Group == "assert" || c.Group == "run" || wf[0] == "explore" || wf[0] == "with" || wf[0] == "on":
 				return nil, fmt.Errorf("%s: %s cannot be a workload: a workload is a reconcile, a settle or a writer command", pos(i), wf[0])
 			}
 			e.workload = rest

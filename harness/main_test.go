@@ -38,6 +38,10 @@ func startShared() error {
 }
 
 func TestMain(m *testing.M) {
+	if runChild() {
+		os.Exit(0)
+	}
+	onPath()
 	flag.Parse()
 	// envtest logs through controller-runtime's logger; unset, it warns on
 	// stderr after 30 s, in the middle of the benchmark lines.

@@ -66,6 +66,36 @@ type Recorder struct {
 	// writes holds what each object's last successful write left
 	// (written.go).
 	writes map[objectKey]seenVersion
+	// changed is closed, and forgotten, at the next change: what await
+	// and idle wait on (await.go), instead of polling the trace.
+	changed chan struct{}
+}
+
+// changes returns a channel that is closed at the recorder's next change:
+// an exchange sent or answered, a hook firing, or a poke. Take it before
+// looking at the trace, so that a change in between is not missed.
+func (r *Recorder) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
+	return r.changed
+}
+
+// poke wakes whoever waits on changes, for news that is not an exchange,
+// such as a running controller that returned.
+func (r *Recorder) poke() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pokeLocked()
+}
+
+func (r *Recorder) pokeLocked() {
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 }
 
 // Wrap returns a function for rest.Config.Wrap that records every exchange
@@ -86,6 +116,7 @@ func (r *Recorder) Note(h HookFiring) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.entries = append(r.entries, Entry{Hook: &h})
+	r.pokeLocked()
 }
 
 // Trace returns a copy of what has been recorded so far.
@@ -113,6 +144,7 @@ func (r *Recorder) add(x *Exchange, req *http.Request) {
 	if key, ok := objectKeyOf(req, x); ok {
 		r.sent(key, x)
 	}
+	r.pokeLocked()
 }
 
 // answer completes x, which add recorded: f fills in the answer under the
@@ -127,6 +159,7 @@ func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte,
 		r.answeredAbout(key, x, req, code, body)
 		r.noteWritten(key, x, code, body)
 	}
+	r.pokeLocked()
 }
 
 type recordingTransport struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/racekit/racekit/harness/proxy"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -103,6 +105,15 @@ type Scenario struct {
 	// exploreFrom is the last sequence number before an explore
 	// workload's calls, noted by the learning run's marker.
 	exploreFrom int
+	// runners are the controllers and processes that run on their own
+	// (running.go), by name.
+	runners map[string]*runner
+	// proxy is the racing proxy, once spawn or racekit proxy needed it;
+	// proxied are the actors it knows, and proxyLog what it said of
+	// requests it could not serve (spawn.go).
+	proxy    *proxy.Server
+	proxied  map[string]bool
+	proxyLog *tail
 	// cacheTimeout bounds each wait for a cached controller's cache to
 	// catch up (cache.go); zero means DefaultCacheTimeout.
 	cacheTimeout time.Duration
@@ -124,6 +135,7 @@ func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scen
 		actors: map[string]*Actor{}, snapshots: map[string]*unstructured.Unstructured{},
 		reported: map[*hooks.Armed]int{}, identities: map[string]identity{}, instances: map[string]*Instance{},
 		controllers: map[string]*Controller{}, commands: commands, shared: map[string]any{},
+		proxyLog: newTail(16 << 10),
 	}
 	admin := rest.CopyConfig(cp.admin)
 	admin.Wrap(sc.own.wrap)
@@ -260,6 +272,17 @@ func namespacePrefix(name string) string {
 	}
 	return "rk-" + s + "-"
 }
+
+// Mapper maps the kinds the API server serves to their resources, as the
+// control plane discovered them: for a controller's own clients, whose
+// discovery calls would otherwise fill the trace.
+func (sc *Scenario) Mapper() meta.RESTMapper { return sc.cp.mapper }
+
+// Changes returns a channel that is closed at the trace's next change (an
+// exchange sent or answered, a hook firing): for a live view of the trace,
+// such as racekit proxy's, which takes the channel, then reads Trace, then
+// waits on the channel. It never polls.
+func (sc *Scenario) Changes() <-chan struct{} { return sc.rec.changes() }
 
 // Trace returns what the scenario's actors have sent and received so far.
 func (sc *Scenario) Trace() Trace { return sc.rec.Trace() }

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"reflect"
 	"runtime/debug"
 	"strings"
@@ -32,6 +33,9 @@ type ScriptOptions struct {
 	// server's last answer about the object) check that answer against a
 	// GET, and fail if they differ. It is for racekit's own tests.
 	VerifyReads bool
+	// WaitTimeout bounds await and idle unless a line says within=D;
+	// zero means DefaultWait.
+	WaitTimeout time.Duration
 	// Controllers are the controllers scenarios may reconcile, by name.
 	Controllers []*Controller
 	// Commands are scenario commands beside the built-in ones: the
@@ -117,12 +121,20 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			}
 			env.Values[scenarioKey{}] = sc
 			env.Setenv("NAMESPACE", sc.Namespace)
+			env.Setenv("KUBECONFIG", filepath.Join(env.WorkDir, SpawnedKubeconfig))
 			t := env.T()
 			sc.t = t
 			env.Defer(func() {
 				sc.Ended = time.Now()
 				defer sc.Close()
-				for _, msg := range append(sc.hookErrors(), sc.unfired()...) {
+				halted := sc.haltAll()
+				for _, out := range sc.outputs() {
+					t.Log(out)
+				}
+				if s := strings.TrimSpace(sc.proxyLog.String()); s != "" {
+					t.Log("the racing proxy said:\n" + s)
+				}
+				for _, msg := range append(append(halted, sc.hookErrors()...), sc.unfired()...) {
 					fail(t, "FAIL: "+msg)
 					sc.Failed = true
 				}

@@ -18,6 +18,7 @@ var groupTitles = map[string]string{
 	"setup":  "Setup",
 	"write":  "Writers",
 	"race":   "The race",
+	"run":    "Controllers that run on their own",
 	"assert": "Assertions",
 }
 

@@ -75,6 +75,24 @@ func Controllers(opts Options) []*racekit.Controller {
 			}
 			return &reconciler{r: r, metrics: o.Metrics}, nil
 		},
+		// Its running form is its production main's: informers that
+		// wake a rate-limited workqueue, one worker, and every call
+		// through racekit's hooks and recorder.
+		Run: func(ctx context.Context, in *racekit.Instance) error {
+			if !opts.Bug.IsZero() {
+				return fmt.Errorf("teaching variant %s runs only under reconcile; start runs the production controller", opts.Bug.Name())
+			}
+			srv, err := registryOf(in.Scenario())
+			if err != nil {
+				return err
+			}
+			o := controller.Options{
+				Backoff:  racekit.ZeroDelayRetry(),
+				Registry: registry.NewClient(srv.url, in.HTTPClient("registry")),
+				Metrics:  controller.NewMetrics(),
+			}
+			return controller.Run(ctx, in.Config, controller.RunOptions{Options: o, Namespace: in.Namespace, Workers: 1})
+		},
 	}}
 }
 

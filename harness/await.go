@@ -1,0 +1,242 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Waiting for a controller that runs on its own: await waits until the
+// wire shows what must happen, idle until the controller has gone quiet.
+// Both wake on the recorder's changes, never on a poll, and both are
+// bounded.
+func init() {
+	register(&Command{
+		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
+		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409: what a running controller must do, waited for as it happens on the wire; " +
+			"fails after DURATION (default " + DefaultWait.String() + ") or as soon as the actor's controller or process has ended, with what the actor did and the trace's tail",
+		Run: runAwait,
+	})
+	register(&Command{
+		Name: "idle", Args: "NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
+		Summary: "wait until what start or spawn runs as NAME has no call in flight and has made none for a quiet period: ten times the slowest answer the scenario has had, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "; " +
+			"for the end of a scenario, after the awaits that matter; fails after DURATION (default " + DefaultWait.String() + ")",
+		Run: runIdle,
+	})
+}
+
+// DefaultWait bounds await and idle: far longer than a controller takes to
+// answer an event on a loaded machine, far shorter than go test's timeout.
+const DefaultWait = 30 * time.Second
+
+// The bounds of idle's quiet period.
+const (
+	minQuiet = 200 * time.Millisecond
+	maxQuiet = 2 * time.Second
+)
+
+var waitOptions = []string{"within"}
+
+// errWaited is what a wait that ran out of time wraps.
+var errWaited = errors.New("ran out of time")
+
+func runAwait(sc *Scenario, inv Invocation) error {
+	args := inv.Args
+	var opts []string
+	for len(args) > 0 && strings.Contains(args[len(args)-1], "=") {
+		opts, args = append(opts, args[len(args)-1]), args[:len(args)-1]
+	}
+	o, err := parseOptions(opts, waitOptions)
+	if err != nil {
+		return err
+	}
+	within, err := durationOption(o, "within", sc.waitTimeout())
+	if err != nil {
+		return err
+	}
+	if len(args) < 4 || len(args) > 5 {
+		return usageErr("want ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT], got %q", strings.Join(inv.Args, " "))
+	}
+	trig, err := sc.parseTrigger(append([]string{"after"}, args[:3]...))
+	if err != nil {
+		return err
+	}
+	if trig.match.Actor == "" {
+		return usageErr("await names one actor, not *")
+	}
+	code, err := strconv.Atoi(args[3])
+	if err != nil || code < 100 || code > 599 {
+		return usageErr("bad status %q: want an HTTP status such as 200 or 409", args[3])
+	}
+	count := 1
+	if len(args) == 5 {
+		if count, err = strconv.Atoi(args[4]); err != nil || count < 1 {
+			return usageErr("bad count %q: want a number, at least 1", args[4])
+		}
+	}
+	want := fmt.Sprintf("%s %s %s answered %d", trig.match.Actor, trig.match.Verb, strings.Join(args[2:3], ""), code)
+	if trig.match.Verb == "" {
+		want = fmt.Sprintf("%s's calls to %s answered %d", trig.match.Actor, args[2], code)
+	}
+	if count > 1 {
+		want += fmt.Sprintf(", %d times", count)
+	}
+	return sc.waitFor(within, func() (bool, error) {
+		n := 0
+		for _, x := range sc.Trace().Exchanges() {
+			if x.Code == code && trig.match.Matches(x.Call) {
+				n++
+			}
+		}
+		if n >= count {
+			return true, nil
+		}
+		if r := sc.runnerOf(trig.match.Actor); r != nil {
+			if done, _ := r.ended(); done {
+				return false, fmt.Errorf("awaited %s, but %s\n%s", want, r.describe(), sc.Trace().Tail(15))
+			}
+		}
+		return false, nil
+	}, func() error {
+		return fmt.Errorf("awaited %s for %v: %s\n%s", want, within, sc.actorSummary(trig.match.Actor), sc.Trace().Tail(15))
+	})
+}
+
+// waitFor waits until done reports true or an error, waking at each
+// change of the recorder, and calls late when within has passed first.
+func (sc *Scenario) waitFor(within time.Duration, done func() (bool, error), late func() error) error {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		changed := sc.rec.changes()
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return fmt.Errorf("%w: %w", errWaited, late())
+		case <-sc.ctx.Done():
+			return sc.ctx.Err()
+		}
+	}
+}
+
+// actorSummary says what actor has done so far: its calls, grouped by what
+// they were and how they were answered.
+func (sc *Scenario) actorSummary(actor string) string {
+	counts := map[string]int{}
+	for _, x := range sc.Trace().Exchanges() {
+		if x.Actor != actor {
+			continue
+		}
+		answer := strconv.Itoa(x.Code)
+		if x.Code == 0 {
+			answer = "no answer yet"
+			if x.Err != "" {
+				answer = "failed: " + x.Err
+			}
+		}
+		counts[fmt.Sprintf("%s %s → %s", x.Verb, x.Object(), answer)]++
+	}
+	if len(counts) == 0 {
+		return actor + " has made no call"
+	}
+	var lines []string
+	for k, n := range counts {
+		lines = append(lines, fmt.Sprintf("  %d× %s", n, k))
+	}
+	sort.Strings(lines)
+	return actor + " made these calls:\n" + strings.Join(lines, "\n")
+}
+
+func runIdle(sc *Scenario, inv Invocation) error {
+	r, err := sc.running(inv.Args[0])
+	if err != nil {
+		return err
+	}
+	o, err := parseOptions(inv.Args[1:], waitOptions)
+	if err != nil {
+		return err
+	}
+	within, err := durationOption(o, "within", sc.waitTimeout())
+	if err != nil {
+		return err
+	}
+	var quiet time.Duration
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		changed := sc.rec.changes()
+		if done, err := r.ended(); done {
+			if err != nil {
+				return errors.New(r.describe())
+			}
+			return nil
+		}
+		last, busy, q := sc.lastActivity(r.actor)
+		quiet = q
+		var wake <-chan time.Time
+		if !busy {
+			left := quiet - time.Since(last)
+			if left <= 0 {
+				return nil
+			}
+			if timer != nil {
+				timer.Stop()
+			}
+			timer = time.NewTimer(left)
+			wake = timer.C
+		}
+		select {
+		case <-changed:
+		case <-wake:
+		case <-deadline.C:
+			return fmt.Errorf("%w: %s was still busy after %v (quiet means no call for %v): %s\n%s", errWaited, r.name, within, quiet, sc.actorSummary(r.actor), sc.Trace().Tail(15))
+		case <-sc.ctx.Done():
+			return sc.ctx.Err()
+		}
+	}
+}
+
+// lastActivity returns when actor's last call was sent or answered,
+// whether one of its calls (a watch aside, which stays open) is in flight,
+// and the quiet period idle waits for, from the slowest answer so far.
+func (sc *Scenario) lastActivity(actor string) (last time.Time, busy bool, quiet time.Duration) {
+	var slowest time.Duration
+	for _, x := range sc.Trace().Exchanges() {
+		if x.Verb != "watch" && x.Duration > slowest {
+			slowest = x.Duration
+		}
+		if x.Actor != actor {
+			continue
+		}
+		end := x.Start.Add(x.Duration)
+		if end.After(last) {
+			last = end
+		}
+		if x.Code == 0 && x.Err == "" && x.Verb != "watch" {
+			busy = true
+		}
+	}
+	quiet = min(max(10*slowest, minQuiet), maxQuiet)
+	return last, busy, quiet
+}
+
+// waitTimeout is how long await and idle wait unless told.
+func (sc *Scenario) waitTimeout() time.Duration {
+	if sc.opts.WaitTimeout > 0 {
+		return sc.opts.WaitTimeout
+	}
+	return DefaultWait
+}

@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/racekit/racekit/harness/proxy"
+)
+
+// Racing a controller that runs as a process of its own, in any language:
+// it reaches the API server through the scenario's racing proxy, which
+// records its calls and fires the hooks on them as it does an in-process
+// actor's.
+func init() {
+	register(&Command{
+		Name: "spawn", Args: "NAME [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
+		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME: " +
+			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace; its output goes to $WORK/NAME.log and, when halted, to stdout; " +
+			"it gets SIGTERM when the scenario ends, if halt has not stopped it",
+		Run: runSpawn,
+	})
+}
+
+// SpawnedKubeconfig is what $KUBECONFIG holds in a scenario: a path that
+// spawn turns into its actor's own kubeconfig. testscript expands $VARs
+// before a command sees its arguments, so the path names no actor; the
+// process's environment gets the real one.
+const SpawnedKubeconfig = ".kube/ACTOR"
+
+// spawnedLog bounds the output of a process kept for messages; all of it
+// is in its log file.
+const spawnedLog = 64 << 10
+
+func runSpawn(sc *Scenario, inv Invocation) error {
+	name := inv.Args[0]
+	if !actorName.MatchString(name) {
+		return usageErr("bad name %q: the process's actor, a lower-case name such as controller", name)
+	}
+	var env []string
+	rest := inv.Args[1:]
+	for len(rest) > 0 && rest[0] != "--" {
+		k, _, ok := strings.Cut(rest[0], "=")
+		if !ok || k == "" {
+			return usageErr("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
+		}
+		env, rest = append(env, rest[0]), rest[1:]
+	}
+	if len(rest) < 2 {
+		return usageErr("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+	}
+	if r := sc.runnerOf(name); r != nil {
+		return usageErr("%s already runs as %s; halt it first, or spawn this one under another name", r.name, name)
+	}
+	kubeconfig, err := sc.kubeconfig(name)
+	if err != nil {
+		return err
+	}
+	placeholder := filepath.Join(sc.Dir, SpawnedKubeconfig)
+	args := make([]string, 0, len(rest)-1)
+	for _, a := range rest[1:] {
+		args = append(args, strings.ReplaceAll(a, placeholder, kubeconfig))
+	}
+	logFile, err := os.Create(filepath.Join(sc.Dir, name+".log"))
+	if err != nil {
+		return err
+	}
+	out := newTail(spawnedLog)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = sc.Dir
+	cmd.Env = append(append(os.Environ(), env...), "KUBECONFIG="+kubeconfig, "NAMESPACE="+sc.Namespace)
+	cmd.Stdout = io.MultiWriter(logFile, out)
+	cmd.Stderr = cmd.Stdout
+	// Its own process group, so that SIGTERM and SIGKILL reach what it
+	// starts too; and SIGKILL if this process dies first, so that a
+	// racekit killed outright leaves no controller behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return fmt.Errorf("start %s: %w", args[0], err)
+	}
+	pid := cmd.Process.Pid
+	sc.cp.track(pid)
+	signal := func(s syscall.Signal) func() {
+		return func() { _ = syscall.Kill(-pid, s) }
+	}
+	r := &runner{name: name, actor: name, what: "process", stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
+		done: make(chan struct{}), output: out}
+	go func() {
+		err := cmd.Wait()
+		// What it started in its group goes with it.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		sc.cp.untrack(pid)
+		logFile.Close()
+		if err != nil {
+			r.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+		}
+		close(r.done)
+		sc.rec.poke()
+	}()
+	if err := sc.addRunner(r); err != nil {
+		r.kill()
+		<-r.done
+		return err
+	}
+	return nil
+}
+
+// kubeconfig writes actor's kubeconfig for the scenario's racing proxy
+// into the work folder, and returns its path.
+func (sc *Scenario) kubeconfig(actor string) (string, error) {
+	path := filepath.Join(sc.Dir, ".kube", actor)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	return path, sc.WriteKubeconfig(actor, path)
+}
+
+// Proxy returns the scenario's racing proxy, started on first use and
+// closed when the scenario ends: an actor whose kubeconfig points at it
+// (WriteKubeconfig) has each call recorded and hooked as an in-process
+// actor's is. A request without an actor's credentials is refused with
+// 401, and recorded as the actor anonymous.
+func (sc *Scenario) Proxy() (*proxy.Server, error) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.proxy != nil {
+		return sc.proxy, nil
+	}
+	upstream, err := url.Parse(sc.cp.admin.Host)
+	if err != nil {
+		return nil, fmt.Errorf("racing proxy: the API server's address: %w", err)
+	}
+	p, err := proxy.Start(proxy.Options{
+		Upstream: upstream,
+		Transport: func(actor string) (_ http.RoundTripper, err error) {
+			a, err := sc.Actor(actor)
+			if err != nil {
+				return nil, err
+			}
+			return rest.TransportFor(a.Config)
+		},
+		Unauthenticated: sc.rec.Wrap(AnonymousActor)(proxy.Refuse),
+		Log:             sc.proxyLog,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("racing proxy: %w", err)
+	}
+	sc.proxy = p
+	sc.defers = append(sc.defers, func() { _ = p.Close() })
+	return p, nil
+}
+
+// AnonymousActor is who a request to the racing proxy without an actor's
+// credentials is recorded as.
+const AnonymousActor = "anonymous"
+
+// WriteKubeconfig writes a kubeconfig to path with which a client reaches
+// the scenario's racing proxy as actor, in the scenario's namespace: for
+// spawn, and for racekit proxy, which hands them to people and their
+// controllers. The proxy starts on first use.
+func (sc *Scenario) WriteKubeconfig(actor, path string) error {
+	p, err := sc.Proxy()
+	if err != nil {
+		return err
+	}
+	if _, err := sc.Actor(actor); err != nil {
+		return err
+	}
+	sc.mu.Lock()
+	added := sc.proxied[actor]
+	if sc.proxied == nil {
+		sc.proxied = map[string]bool{}
+	}
+	sc.proxied[actor] = true
+	sc.mu.Unlock()
+	if !added {
+		if err := p.AddActor(actor); err != nil {
+			return err
+		}
+	}
+	data, err := p.Kubeconfig(actor, sc.Namespace)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o600)
+}
