@@ -47,6 +47,13 @@ func TestDeterminism(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		tr := sc.Trace().Normalize()
+		if sc.RanOnItsOwn() {
+			// A controller that runs on its own is woken by watch
+			// events, whose timing the hooks do not order: its
+			// assertions must hold on every run, its trace need not
+			// be the same (docs/running.md).
+			tr = "(ran on its own: assertions only)"
+		}
 		if rep := sc.Explored(); rep != nil {
 			// An explore line's table and every interleaving's trace
 			// must be the same on every run, moment for moment.

@@ -27,7 +27,11 @@ func TestMain(m *testing.M) {
 	// envtest logs through controller-runtime's logger; unset, it warns on
 	// stderr after 30 s, in the middle of the benchmark lines.
 	ctrllog.SetLogger(logr.Discard())
-	var err error
+	removeBin, err := racekitOnPath()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scenarios: %v\n", err)
+		os.Exit(1)
+	}
 	crds, err := race.Setup(".", race.Options{}).ReadCRDs()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "scenarios: %v\n", err)
@@ -44,6 +48,7 @@ func TestMain(m *testing.M) {
 	if err := cp.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "scenarios: stop control plane: %v\n", err)
 	}
+	removeBin()
 	os.Exit(code)
 }
 

@@ -8,6 +8,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/racekit/racekit"
@@ -33,13 +34,19 @@ func TestRaces(t *testing.T) {
 }
 
 // memcached registers MemcachedReconciler as name. It reads Memcacheds and
-// Deployments from informers, as the manager's client does.
+// Deployments from informers, as the manager's client does. Scenarios
+// reconcile it one step at a time, or start it in a manager of its own,
+// as cmd/main.go runs it.
 func memcached(name string, optimisticLock bool) *racekit.Controller {
 	return racekit.Reconciler(name, scheme, &cachev1alpha1.Memcached{},
 		func(c client.Client) reconcile.Reconciler {
 			return &controller.MemcachedReconciler{Client: c, Scheme: scheme, OptimisticLock: optimisticLock}
 		},
-		racekit.Cached(&cachev1alpha1.Memcached{}, &appsv1.Deployment{}))
+		racekit.Cached(&cachev1alpha1.Memcached{}, &appsv1.Deployment{}),
+		racekit.Manages(func(mgr manager.Manager) error {
+			r := &controller.MemcachedReconciler{Client: mgr.GetClient(), Scheme: scheme, OptimisticLock: optimisticLock}
+			return r.SetupWithManager(mgr)
+		}))
 }
 
 // scheme knows the built-in kinds and Memcached, as cmd/main.go's does.
