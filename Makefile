@@ -69,9 +69,15 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) examples $(GO) test -C examples $(RACE) ./...
 	@$(STAGE) --report
 
-determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces
+determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces; the examples' running controllers too
+# The catalogue's running_* scenarios are compared by their assertions
+# alone (docs/running.md); so are the examples' controllers that run on
+# their own, run DETERMINISM times each with -count.
 	@$(GO) test ./scenarios -run TestDeterminism -determinism $(DETERMINISM) -count=1 -timeout 60m -v > determinism.log 2>&1; \
-	status=$$?; grep -E '^determinism:|^\s*--- FAIL' determinism.log; echo "full log: determinism.log"; exit $$status
+	status=$$?; grep -E '^determinism:|^\s*--- FAIL' determinism.log; \
+	$(GO) test -C examples ./floor/ ./internal/controller/ -run 'TestRunning|TestRaces/running_' -count=$(DETERMINISM) -timeout 60m >> determinism.log 2>&1; \
+	ex=$$?; echo "determinism: examples' running controllers, $(DETERMINISM) runs each: $$( [ $$ex -eq 0 ] && echo all passed || echo FAILED)"; \
+	echo "full log: determinism.log"; [ $$status -eq 0 ] && [ $$ex -eq 0 ]
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)
 # -timeout 0: go test's default 10-minute alarm also runs in each fuzzing

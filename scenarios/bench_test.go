@@ -111,3 +111,29 @@ func benchCatalogue(b *testing.B, files []string) {
 		b.ReportMetric(float64(rss[k])/(1<<20), "MiB-peak-"+k)
 	}
 }
+
+// BenchmarkRunningFlagship stages the flagship race three ways and reports
+// each scenario's wall time: one reconcile at a time in this process
+// (deployment_conflict), the controller's production main started in this
+// process (running_flagship), and the same main as a process of its own,
+// racekit controller, through the racing proxy (running_proxy_flagship).
+// The running forms wait for what must happen (await, idle), so their time
+// includes idle's quiet period.
+func BenchmarkRunningFlagship(b *testing.B) {
+	for _, bc := range []struct{ name, file string }{
+		{"reconcile", "deployment_conflict.txtar"},
+		{"start", "running_flagship.txtar"},
+		{"spawn", "running_proxy_flagship.txtar"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			var wall time.Duration
+			opts := options(b, "")
+			opts.Dir, opts.Files = "", []string{bc.file}
+			opts.Done = func(sc *harness.Scenario) { wall += sc.Ended.Sub(sc.Started) }
+			for b.Loop() {
+				testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
+			}
+			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms/scenario")
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package harness
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// BenchmarkProxyGET measures what the racing proxy adds to a GET against
+// the real API server, side by side: an in-process actor's client (hooks,
+// recorder, its client certificate) against a client of the same actor
+// through the proxy (its kubeconfig: HTTPS to the proxy, then the same
+// hooks, recorder and certificate). The difference per op is the proxy's
+// overhead; docs/performance.md has the figures.
+func BenchmarkProxyGET(b *testing.B) {
+	sc, err := NewScenario(context.Background(), controlPlane(b), "bench-proxy", b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Close()
+	a, err := sc.Actor("alice")
+	if err != nil {
+		b.Fatal(err)
+	}
+	kubeconfig := filepath.Join(b.TempDir(), "alice")
+	if err := sc.WriteKubeconfig("alice", kubeconfig); err != nil {
+		b.Fatal(err)
+	}
+	proxied, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"k": "v"}}
+	direct := clientset(b, a.Config)
+	if _, err := direct.CoreV1().ConfigMaps(sc.Namespace).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		kube *kubernetes.Clientset
+	}{{"direct", direct}, {"proxy", clientset(b, proxied)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := bc.kube.CoreV1().ConfigMaps(sc.Namespace).Get(context.Background(), "c", metav1.GetOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/GET")
+		})
+	}
+}
+
+func clientset(b *testing.B, cfg *rest.Config) *kubernetes.Clientset {
+	b.Helper()
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0 // no client-side throttling
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return kube
+}
