@@ -19,14 +19,19 @@ import (
 
 // TestMain builds the controller's own binary, as its users would run it,
 // and puts it on PATH for the scenarios that spawn it; racekit.Main stops
-// the control plane when the tests end.
+// the control plane when the tests end. The binary is built with the race
+// detector when the tests are, so that it shares their compiled packages.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "floor-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "floor"), "./cmd/floor")
+	args := []string{"build", "-o", filepath.Join(dir, "floor")}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "./cmd/floor")...)
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build the floor controller: %v\n%s", err, out)
 		os.Exit(1)
