@@ -181,7 +181,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 			return nil, err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(body))
-		if rv, uid := sentVersion(body); rv != "" || uid != "" {
+		rv, uid := sentVersion(body)
+		if isProtobuf(req.Header.Get("Content-Type")) {
+			rv, uid = sentVersionProtobuf(body)
+		}
+		if rv != "" || uid != "" {
 			x.SentRV, x.SentUID = rv, uid
 		}
 	}
@@ -205,7 +209,11 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		_ = json.Unmarshal(body, &got) // a body that is not JSON leaves got empty
+		if isProtobuf(resp.Header.Get("Content-Type")) {
+			got, _ = decodeProtobuf(body) // a kind it does not know leaves got empty
+		} else {
+			_ = json.Unmarshal(body, &got) // a body that is not JSON leaves got empty
+		}
 	}
 	elapsed := time.Since(x.Start)
 	t.rec.answer(x, req, resp.StatusCode, body, func() {

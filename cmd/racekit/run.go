@@ -136,6 +136,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit run: %v\n", err)
 		return exitFail
 	}
+	selfOnPath()
 	defer cp.Close() // waits for an interrupt handler to end the process
 	files, cleanup, err := scenarioFiles(fl.Args(), false)
 	cp.OnInterrupt(cleanup) // an interrupt exits without running defers
@@ -231,6 +232,16 @@ func failure(log string) string {
 // scenarioFiles returns the files to run: the arguments, or the embedded
 // flagship (all embedded scenarios with --list), written to a temporary
 // folder that cleanup removes.
+// selfOnPath puts this racekit's folder first on PATH, so that a scenario
+// that spawns racekit (spawn controller -- racekit controller ...) runs
+// this very binary, also under go run, whose binary is in a folder of its
+// own.
+func selfOnPath() {
+	if exe, err := os.Executable(); err == nil {
+		os.Setenv("PATH", filepath.Dir(exe)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+}
+
 func scenarioFiles(args []string, all bool) ([]string, func(), error) {
 	nothing := func() {}
 	if len(args) > 0 {
