@@ -70,6 +70,9 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 	for _, a := range rest[1:] {
 		args = append(args, strings.ReplaceAll(a, placeholder, kubeconfig))
 	}
+	for i, kv := range env {
+		env[i] = strings.ReplaceAll(kv, placeholder, kubeconfig)
+	}
 	logFile, err := os.Create(filepath.Join(sc.Dir, name+".log"))
 	if err != nil {
 		return err
