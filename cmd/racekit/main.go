@@ -4,6 +4,7 @@
 //	racekit explore       run a workload under interferers at every moment
 //	racekit envtest       build kube-apiserver and etcd from source, once
 //	racekit controller    run the reference controller against a cluster
+//	racekit proxy         serve a racing proxy and print each call as it is answered
 //	racekit help          show the commands
 //	racekit help scenario show the scenario language
 //
@@ -38,7 +39,7 @@ const (
 )
 
 // commands are the names racekit accepts as its first argument.
-var commands = []string{"run", "explore", "envtest", "controller", "help"}
+var commands = []string{"run", "explore", "envtest", "controller", "proxy", "help"}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return envtest(args[1:], stdout, stderr)
 	case "controller":
 		return runController(args[1:], stdout, stderr)
+	case "proxy":
+		return proxyCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		return help(args[1:], stdout, stderr)
 	default:
@@ -71,6 +74,8 @@ Commands:
   explore         run a scenario's workload with its interferers at every moment
   envtest         build kube-apiserver and etcd from source into the cache (once)
   controller      run the reference controller against a cluster
+  proxy           serve a racing proxy on a control plane of its own, with a
+                  kubeconfig per actor, and print each call as it is answered
   help            show this help
   help scenario   show the scenario language: commands, hook points, verbs
 
@@ -98,7 +103,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, languageText())
 	case len(args) == 2 && args[0] == "scenario" && args[1] == "--markdown":
 		fmt.Fprint(stdout, languageMarkdown())
-	case len(args) == 1 && (args[0] == "run" || args[0] == "explore" || args[0] == "envtest" || args[0] == "controller"):
+	case len(args) == 1 && args[0] != "help" && slices.Contains(commands, args[0]):
 		return run([]string{args[0], "-h"}, stdout, stderr)
 	default:
 		var didYouMean string
