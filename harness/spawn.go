@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -151,7 +152,11 @@ func (sc *Scenario) Proxy() (*proxy.Server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return rest.TransportFor(a.Config)
+			rt, err := rest.TransportFor(a.Config)
+			if err != nil {
+				return nil, err
+			}
+			return rewindable{rt}, nil
 		},
 		Unauthenticated: sc.rec.Wrap(AnonymousActor)(proxy.Refuse),
 		Log:             sc.proxyLog,
@@ -197,4 +202,26 @@ func (sc *Scenario) WriteKubeconfig(actor, path string) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
+}
+
+// rewindable gives a request that came in through the racing proxy a body
+// that can be read again (GetBody), as client-go's requests have: the
+// hooks read a create's name from a copy of its body, and a request that
+// net/http's server received has none.
+type rewindable struct{ next http.RoundTripper }
+
+func (r rewindable) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return r.next.RoundTrip(req)
+	}
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("read the body of %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	req = req.Clone(req.Context())
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	req.Body, _ = req.GetBody()
+	req.ContentLength = int64(len(body))
+	return r.next.RoundTrip(req)
 }
