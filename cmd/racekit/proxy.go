@@ -13,15 +13,12 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/racekit/racekit/controller/race"
 	"github.com/racekit/racekit/harness"
-	"github.com/racekit/racekit/internal/assets"
 )
 
 const proxyUsage = "usage: racekit proxy [--kubeconfig-dir DIR] [--actors NAME,...]\n"
@@ -160,10 +157,12 @@ func proxyCmd(args []string, stdout, stderr io.Writer) int {
 
 	// A signal is how racekit proxy ends, so it handles SIGINT and SIGTERM
 	// itself, from before the control plane starts: one that arrives
-	// while it starts stops it once it is up.
+	// while it starts stops it once it is up. The control plane's own
+	// handler would end the process as interrupted, and racekit proxy
+	// must close its scenario first and end normally.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cp, err := startProxyControlPlane(ctx, stderr)
+	cp, err := startControlPlane(ctx, stderr, harness.WithoutSignalHandler())
 	if ctx.Err() != nil {
 		// Asked to stop: a start cut short has stopped what it started.
 		if err == nil {
@@ -216,39 +215,6 @@ func proxyCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "racekit proxy: %v: stopping the proxy and the control plane\n", context.Cause(ctx))
 	return exitOK
-}
-
-// startProxyControlPlane starts the control plane as racekit run's
-// startControlPlane does, with the reference controller's CRDs, but leaves
-// SIGINT and SIGTERM to racekit proxy: the control plane's own handler
-// would end the process as interrupted, and racekit proxy must close its
-// scenario first and end normally. A signal that arrives while the
-// processes start ends ctx; the caller then stops the control plane.
-func startProxyControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane, error) {
-	if _, err := assets.Find(); errors.Is(err, assets.ErrMissing) && os.Getenv(assets.EnvVar) == "" {
-		wd, _ := os.Getwd()
-		root, rerr := assets.Root(wd)
-		if rerr != nil {
-			return nil, fmt.Errorf("%w; and this is not a racekit checkout to build them in (%v)", err, rerr)
-		}
-		if _, err := assets.Build(ctx, root, w); err != nil {
-			return nil, err
-		}
-	}
-	fmt.Fprintf(w, "racekit: starting the control plane (kube-apiserver %s, etcd %s)...", assets.KubernetesVersion, assets.EtcdVersion)
-	start := time.Now()
-	crds, err := race.Setup("", race.Options{}).ReadCRDs()
-	if err != nil {
-		fmt.Fprintln(w)
-		return nil, err
-	}
-	cp, err := harness.StartControlPlane(ctx, harness.WithCRDs(crds), harness.WithoutSignalHandler())
-	if err != nil {
-		fmt.Fprintln(w)
-		return nil, err
-	}
-	fmt.Fprintf(w, " ready in %.1fs\n", time.Since(start).Seconds())
-	return cp, nil
 }
 
 // writeKubeconfigs writes each actor's kubeconfig into dir, refusing to

@@ -229,9 +229,6 @@ func failure(log string) string {
 	return strings.TrimRight(log, "\n")
 }
 
-// scenarioFiles returns the files to run: the arguments, or the embedded
-// flagship (all embedded scenarios with --list), written to a temporary
-// folder that cleanup removes.
 // selfOnPath puts this racekit's folder first on PATH, so that a scenario
 // that spawns racekit (spawn controller -- racekit controller ...) runs
 // this very binary, also under go run, whose binary is in a folder of its
@@ -242,6 +239,9 @@ func selfOnPath() {
 	}
 }
 
+// scenarioFiles returns the files to run: the arguments, or the embedded
+// flagship (all embedded scenarios with --list), written to a temporary
+// folder that cleanup removes.
 func scenarioFiles(args []string, all bool) ([]string, func(), error) {
 	nothing := func() {}
 	if len(args) > 0 {
@@ -308,7 +308,7 @@ func lesson(file string) string {
 // startControlPlane finds the control-plane binaries, building them first
 // when this is a checkout that has not built them, and starts them, with a
 // progress line on w.
-func startControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane, error) {
+func startControlPlane(ctx context.Context, w io.Writer, opts ...harness.StartOption) (*harness.ControlPlane, error) {
 	if _, err := assets.Find(); errors.Is(err, assets.ErrMissing) && os.Getenv(assets.EnvVar) == "" {
 		wd, _ := os.Getwd()
 		root, rerr := assets.Root(wd)
@@ -325,7 +325,7 @@ func startControlPlane(ctx context.Context, w io.Writer) (*harness.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	cp, err := harness.StartControlPlane(ctx, harness.WithCRDs(crds))
+	cp, err := harness.StartControlPlane(ctx, append([]harness.StartOption{harness.WithCRDs(crds)}, opts...)...)
 	if err != nil {
 		fmt.Fprintln(w)
 		return nil, err

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+)
+
+// TestNoLeaksSpawned runs racekit run on scenarios that spawn racekit
+// controller, which runs until it gets SIGTERM, and checks that no process
+// a scenario spawned outlives racekit: when the scenario halts it, when
+// the scenario's end halts it, when the scenario fails while it runs, when
+// racekit gets SIGINT while it runs, and when racekit is killed outright
+// (Pdeathsig). A scenario gives each process it spawns the environment
+// variable RACEKIT_LEAK_MARK=$WORK, a folder in racekit's TMPDIR, which
+// /proc/PID/environ shows.
+func TestNoLeaksSpawned(t *testing.T) {
+	built(t)
+	tests := []struct {
+		name   string
+		script string // in testdata/leak
+		// signal, if set, goes to racekit once the scenario has opened
+		// the gate: its controller then runs and has made a call.
+		signal     syscall.Signal
+		wantOut    string
+		wantStatus string
+	}{
+		{name: "halted", script: "spawn_halted.txtar", wantOut: "PASS spawn_halted", wantStatus: "exit status 0"},
+		{name: "not halted", script: "spawn_not_halted.txtar", wantOut: "PASS spawn_not_halted", wantStatus: "exit status 0"},
+		{name: "scenario fails", script: "spawn_fails.txtar", wantOut: "FAIL spawn_fails", wantStatus: "exit status 1"},
+		{name: "SIGINT to racekit run", script: "spawn_waits.txtar", signal: syscall.SIGINT, wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
+		// Killed outright, racekit stops nothing: Pdeathsig takes the
+		// spawned processes down, and its control plane is left, for
+		// the test to end.
+		{name: "SIGKILL to racekit run", script: "spawn_waits.txtar", signal: syscall.SIGKILL, wantStatus: "signal: killed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			// spawn ... -- racekit runs this racekit, which racekit run
+			// puts first on PATH.
+			var env []string
+			var gate *os.File
+			if tc.signal != 0 {
+				// The scenario writes a line to this pipe once its
+				// controller has made a call. Opened for reading and
+				// writing, it opens at once, and never reads EOF.
+				fifo := filepath.Join(t.TempDir(), "gate")
+				assert.NilError(t, syscall.Mkfifo(fifo, 0o600))
+				var err error
+				gate, err = os.OpenFile(fifo, os.O_RDWR, 0)
+				assert.NilError(t, err)
+				defer gate.Close() // ends the read below, if nothing was written
+				env = append(env, "RACEKIT_LEAK_GATE="+fifo)
+			}
+			started := time.Now()
+			cmd, out, tmp := start(t, bins.racekit, "", env, "run", filepath.Join("testdata", "leak", tc.script))
+			guard := guardHang(cmd, tmp, 3*time.Minute)
+			defer guard.stop()
+			work, err := filepath.EvalSymlinks(tmp) // as testscript makes $WORK
+			assert.NilError(t, err)
+			mark := "RACEKIT_LEAK_MARK=" + work + string(filepath.Separator)
+			// A racekit killed outright leaves its control plane running;
+			// a failed test may leave more. Cleanups run last first: this
+			// one before the removal of tmp.
+			t.Cleanup(func() { endOrphans(append(running(tmp), marked(mark)...)) })
+			var output strings.Builder
+			exited := make(chan struct{})
+			go func() {
+				defer close(exited)
+				io.Copy(&output, out) // until the process has exited
+			}()
+
+			var children []exitWatch
+			if gate != nil {
+				opened := make(chan error, 1)
+				go func() {
+					_, err := bufio.NewReader(gate).ReadString('\n')
+					opened <- err
+				}()
+				select {
+				case err := <-opened:
+					assert.NilError(t, err, "read the gate")
+				case <-exited:
+					guard.fatalIfFired(t, cmd, started, output.String())
+					t.Fatalf("racekit run ended (%s) before the scenario opened the gate:\n%s", status(cmd), output.String())
+				}
+				// The controller and the sleeper run: note how to see
+				// them exit, before racekit's end can take them.
+				procs := marked(mark)
+				assert.Equal(t, len(procs), 2, "the scenario opened the gate, so its controller and its sleeper run with %s; running are:\n%s", mark, strings.Join(procs, "\n"))
+				for _, p := range procs {
+					w, err := watchExit(p)
+					assert.NilError(t, err)
+					defer w.close()
+					children = append(children, w)
+				}
+				assert.NilError(t, cmd.Process.Signal(tc.signal))
+			}
+			<-exited
+			seen := output.String()
+			guard.fatalIfFired(t, cmd, started, seen)
+			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
+			assert.Equal(t, status(cmd), tc.wantStatus, "output:\n%s", seen)
+
+			// racekit waited for what it halted, and so reaped it, before
+			// it exited. What it killed, or what Pdeathsig killed as it
+			// died, is the kernel's to end, at once but not in step with
+			// racekit's exit: the wait is a guard against a survivor.
+			for _, c := range children {
+				ended, err := c.wait(10 * time.Second)
+				assert.NilError(t, err)
+				assert.Assert(t, ended, "process %s, which the scenario spawned, still runs 10s after racekit run ended (%s)", c, status(cmd))
+			}
+			left := marked(mark)
+			assert.Assert(t, len(left) == 0, "processes the scenario spawned outlived racekit run (%s):\n%s\noutput:\n%s", status(cmd), strings.Join(left, "\n"), seen)
+			if tc.signal != syscall.SIGKILL {
+				procs, files := leftovers(t, tmp)
+				assert.Assert(t, len(procs) == 0, "processes left running:\n%s", strings.Join(procs, "\n"))
+				assert.Assert(t, len(files) == 0, "left in TMPDIR: %v", files)
+			}
+		})
+	}
+}
+
+// marked returns the live processes whose environment holds a variable
+// that starts with mark, as "PID: command line"; a zombie has exited, and
+// is left out.
+func marked(mark string) []string {
+	var procs []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !slices.ContainsFunc(bytes.Split(environ, []byte{0}), func(v []byte) bool { return bytes.HasPrefix(v, []byte(mark)) }) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		procs = append(procs, e.Name()+": "+strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+	}
+	return procs
+}
+
+// endOrphans kills procs, as running and marked return them, such as the
+// control plane of a racekit killed outright, and waits, at most 10s each,
+// for them to exit, so that their TMPDIR can be removed. The test has
+// checked what it had to before.
+func endOrphans(procs []string) {
+	for _, p := range procs {
+		w, err := watchExit(p)
+		if err != nil {
+			continue // it has exited meanwhile
+		}
+		_ = syscall.Kill(w.pid, syscall.SIGKILL)
+		_, _ = w.wait(10 * time.Second)
+		w.close()
+	}
+}
+
+// sysPidfdOpen is pidfd_open(2), which has the same number on every Linux
+// architecture; the syscall package predates it.
+const sysPidfdOpen = 434
+
+// exitWatch is a pidfd of a process, which becomes readable when the
+// process exits: a wait for a process that is not this one's child, woken
+// by the kernel, with no poll of /proc.
+type exitWatch struct {
+	pid, fd int
+	proc    string // "PID: command line", for messages
+}
+
+// watchExit opens an exitWatch on proc, as running and marked return it.
+func watchExit(proc string) (exitWatch, error) {
+	pid, err := strconv.Atoi(strings.SplitN(proc, ":", 2)[0])
+	if err != nil {
+		return exitWatch{}, err
+	}
+	fd, _, errno := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if errno != 0 {
+		return exitWatch{}, fmt.Errorf("pidfd_open %d: %w", pid, errno)
+	}
+	return exitWatch{pid: pid, fd: int(fd), proc: proc}, nil
+}
+
+func (w exitWatch) String() string { return w.proc }
+
+// wait reports whether the process exits within d.
+func (w exitWatch) wait(d time.Duration) (bool, error) {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return false, err
+	}
+	defer syscall.Close(ep)
+	if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, w.fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(w.fd)}); err != nil {
+		return false, err
+	}
+	deadline := time.Now().Add(d)
+	for {
+		n, err := syscall.EpollWait(ep, make([]syscall.EpollEvent, 1), int(max(time.Until(deadline), 0).Milliseconds()))
+		if err == syscall.EINTR {
+			continue
+		}
+		return n > 0, err
+	}
+}
+
+func (w exitWatch) close() { syscall.Close(w.fd) }
