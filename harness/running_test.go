@@ -86,6 +86,19 @@ func watchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) er
 	return nil
 }
 
+// busy reads the namespace's ConfigMaps again and again until its context
+// ends: a controller that never goes idle.
+func busy(ctx context.Context, cfg *rest.Config, namespace string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		_, _ = kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
+	}
+	return nil
+}
+
 // stuck never returns until the test process ends: a Run that ignores its
 // context. quits returns at once.
 var stuck = make(chan struct{})
@@ -105,6 +118,7 @@ func runningControllers() []*Controller {
 		{Name: "quits", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: func(context.Context, *Instance) error {
 			return errors.New("no leader lease")
 		}},
+		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(busy)},
 	}
 }
 
