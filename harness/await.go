@@ -77,7 +77,7 @@ func runAwait(sc *Scenario, inv Invocation) error {
 			return usageErr("bad count %q: want a number, at least 1", args[4])
 		}
 	}
-	want := fmt.Sprintf("%s %s %s answered %d", trig.match.Actor, trig.match.Verb, strings.Join(args[2:3], ""), code)
+	want := fmt.Sprintf("%s %s %s answered %d", trig.match.Actor, trig.match.Verb, args[2], code)
 	if trig.match.Verb == "" {
 		want = fmt.Sprintf("%s's calls to %s answered %d", trig.match.Actor, args[2], code)
 	}
@@ -167,13 +167,15 @@ func runIdle(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return err
 	}
-	var quiet time.Duration
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
+	// A timer for the end of the current quiet period, made afresh after
+	// each change: the next call moves the period on.
+	var quietEnd *time.Timer
+	stopQuietEnd := func() {
+		if quietEnd != nil {
+			quietEnd.Stop()
 		}
-	}()
+	}
+	defer stopQuietEnd()
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
@@ -184,19 +186,16 @@ func runIdle(sc *Scenario, inv Invocation) error {
 			}
 			return nil
 		}
-		last, busy, q := sc.lastActivity(r.actor)
-		quiet = q
+		last, busy, quiet := sc.lastActivity(r.actor)
 		var wake <-chan time.Time
 		if !busy {
 			left := quiet - time.Since(last)
 			if left <= 0 {
 				return nil
 			}
-			if timer != nil {
-				timer.Stop()
-			}
-			timer = time.NewTimer(left)
-			wake = timer.C
+			stopQuietEnd()
+			quietEnd = time.NewTimer(left)
+			wake = quietEnd.C
 		}
 		select {
 		case <-changed:
