@@ -71,7 +71,8 @@ func (c child) folders() []string {
 // AdoptOrphans makes this process the reaper of its descendants' orphans
 // (Linux's PR_SET_CHILD_SUBREAPER) and returns a function that kills every
 // kube-apiserver and etcd among its children, reaps them and removes their
-// control plane's folders.
+// control plane's folders, and the folders a child of this process made
+// for a control plane and left when it died (childRootsLeft).
 //
 // A fuzzing coordinator calls it before its workers start, and the returned
 // function once the run is over. A worker that crashes (Go's fuzzer kills a
@@ -95,6 +96,11 @@ func AdoptOrphans() (cleanup func() error, err error) {
 			for _, dir := range c.folders() {
 				errs = append(errs, removeRoot(dir))
 			}
+		}
+		// A worker killed while its control plane started leaves a
+		// root whose processes never ran, or were not found above.
+		for _, root := range childRootsLeft() {
+			errs = append(errs, removeRoot(filepath.Join(root, "etcd")))
 		}
 		return errors.Join(errs...)
 	}, nil

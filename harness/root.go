@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // A control plane keeps what it writes under one root folder, so that
@@ -14,9 +15,14 @@ import (
 // envtest also writes webhook serving certificates into a folder of its own
 // in the temporary directory, which it cannot be told to put elsewhere;
 // ROOT/elsewhere names it.
+//
+// ROOT/owner holds the pid of the process that made the root and of its
+// parent: a fuzzing coordinator removes the roots its workers made and
+// left when they died before their processes started (AdoptOrphans).
 const (
 	rootPrefix    = "racekit-controlplane-"
 	elsewhereFile = "elsewhere"
+	ownerFile     = "owner"
 )
 
 // newRoot creates a control plane's root folder and the folders envtest
@@ -32,7 +38,34 @@ func newRoot() (string, error) {
 			return "", fmt.Errorf("control plane folder: %w", err)
 		}
 	}
+	owner := fmt.Sprintf("%d %d\n", os.Getpid(), os.Getppid())
+	if err := os.WriteFile(filepath.Join(root, ownerFile), []byte(owner), 0o600); err != nil {
+		os.RemoveAll(root)
+		return "", fmt.Errorf("control plane folder: %w", err)
+	}
 	return root, nil
+}
+
+// childRootsLeft returns the control-plane roots in the temporary
+// directory that a child of this process made and left: their maker is
+// gone, and this process was its parent.
+func childRootsLeft() []string {
+	roots, _ := filepath.Glob(filepath.Join(os.TempDir(), rootPrefix+"*"))
+	var out []string
+	for _, root := range roots {
+		b, err := os.ReadFile(filepath.Join(root, ownerFile))
+		if err != nil {
+			continue
+		}
+		var pid, ppid int
+		if _, err := fmt.Sscan(string(b), &pid, &ppid); err != nil || ppid != os.Getpid() {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			out = append(out, root)
+		}
+	}
+	return out
 }
 
 // noteServingCertDir records, in the root, the folder envtest made for the
