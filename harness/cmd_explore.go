@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -38,7 +40,9 @@ func runExplore(sc *Scenario, inv Invocation) error {
 	if !ok {
 		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
 	}
-	rep, err := Explore(sc.ctx, sc.cp, sc.opts, file, ExploreOptions{})
+	var xo ExploreOptions
+	xo.Select, xo.Selected = momentsRun(sc.t)
+	rep, err := Explore(sc.ctx, sc.cp, sc.opts, file, xo)
 	if err != nil {
 		return err
 	}
@@ -66,11 +70,62 @@ func runExplore(sc *Scenario, inv Invocation) error {
 	return nil
 }
 
+// momentsRun returns what go test -run selects among the subtests an
+// explore line runs, one per interleaving, so that
+// -run 'TestScenarios/NAME/MOMENT$' runs that interleaving alone, not
+// the whole exploration: the element of the pattern one level below t's
+// own name, as testing matches it. It returns nil when the pattern does
+// not reach that level, or when t is not a go test test.
+func momentsRun(t testscript.T) (func(string) bool, string) {
+	named, ok := t.(interface{ Name() string })
+	f := flag.Lookup("test.run")
+	if !ok || f == nil || f.Value.String() == "" {
+		return nil, ""
+	}
+	elems := splitPattern(f.Value.String())
+	depth := strings.Count(named.Name(), "/") + 1
+	if len(elems) <= depth || elems[depth] == "" {
+		return nil, ""
+	}
+	re, err := regexp.Compile(elems[depth])
+	if err != nil {
+		return nil, "" // go test has refused it already
+	}
+	return re.MatchString, "-run " + elems[depth]
+}
+
+// splitPattern splits a -run pattern at the slashes that separate the
+// levels of test names, as package testing does: not inside brackets or
+// parentheses.
+func splitPattern(p string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '[', '(':
+			depth++
+		case ']', ')':
+			depth--
+		case '\\':
+			i++
+		case '/':
+			if depth == 0 {
+				out = append(out, p[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, p[start:])
+}
+
 // Table renders the report: each interleaving's moment, interferer,
 // outcome and 409s, after a line that says what was explored.
 func (r *ExploreReport) Table() string {
 	var b strings.Builder
-	if r.Shard != "" {
+	if r.Selected != "" {
+		fmt.Fprintf(&b, "explored %s, %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
+			r.Workload, r.Selected, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+	} else if r.Shard != "" {
 		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
 			r.Workload, r.Shard, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
 	} else {

@@ -300,6 +300,9 @@ type ExploreReport struct {
 	Interleavings []Interleaving
 	// Shard is "I/N" for a shard's report, "" for a whole one.
 	Shard string `json:",omitempty"`
+	// Selected says which runs were selected by name, such as "-run
+	// after_controller_get", "" for all of them.
+	Selected string `json:",omitempty"`
 	// Learning is the learning run's trace from the workload's first call
 	// on, as rows: the calls whose moments Moments lists, for drawing the
 	// workload (Mermaid).
@@ -332,6 +335,11 @@ type ExploreOptions struct {
 	// by each run's name, the same on every machine, so that N processes,
 	// anywhere, run every run once between them (Merge joins them).
 	Shard struct{ I, N int }
+	// Select, if set, runs only the runs whose names it accepts, such as
+	// those go test -run names (cmd_explore.go); Selected says how, for
+	// the report.
+	Select   func(name string) bool
+	Selected string
 }
 
 // inShard reports whether the run called name belongs to shard i of n.
@@ -436,13 +444,15 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 	}
 	var todo []run
 	for i, hs := range runs {
-		if xo.Shard.N == 0 || inShard(runName(hs, len(e.interferers) > 1), xo.Shard.I, xo.Shard.N) {
+		name := runName(hs, len(e.interferers) > 1)
+		if (xo.Shard.N == 0 || inShard(name, xo.Shard.I, xo.Shard.N)) && (xo.Select == nil || xo.Select(name)) {
 			todo = append(todo, run{i, hs})
 		}
 	}
 	if xo.Shard.N > 0 {
 		rep.Shard = fmt.Sprintf("%d/%d", xo.Shard.I, xo.Shard.N)
 	}
+	rep.Selected = xo.Selected
 	rep.Interleavings = make([]Interleaving, len(todo))
 	var progress sync.Mutex
 	done, failed := 0, 0

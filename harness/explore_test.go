@@ -152,3 +152,25 @@ func TestInShard(t *testing.T) {
 	}
 	assert.Equal(t, inShard(names[0], 2, 3), inShard(names[0], 2, 3))
 }
+
+// TestSplitPattern checks that a -run pattern splits into the levels of
+// test names as package testing splits it, so that the element for an
+// explore line's subtests is the one go test matches them with.
+func TestSplitPattern(t *testing.T) {
+	tests := []struct {
+		pattern string
+		want    []string
+	}{
+		{"TestScenarios", []string{"TestScenarios"}},
+		{"TestScenarios/explore_flagship/after_controller_get_deployments_web_1st$", []string{"TestScenarios", "explore_flagship", "after_controller_get_deployments_web_1st$"}},
+		{"TestScenarios/explore_(a|b/c)/x", []string{"TestScenarios", "explore_(a|b/c)", "x"}},
+		{"Test/[/]/x", []string{"Test", "[/]", "x"}},
+		{`Test/a\/b`, []string{"Test", `a\/b`}},
+		{"Test//x", []string{"Test", "", "x"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pattern, func(t *testing.T) {
+			assert.DeepEqual(t, splitPattern(tc.pattern), tc.want)
+		})
+	}
+}
