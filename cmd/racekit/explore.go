@@ -173,14 +173,8 @@ func flagSet(fl *flag.FlagSet, name string) bool {
 // explore runs racekit explore with args, on a control plane from start.
 func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	f, fl, err := parseExploreFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, exploreHelp)
-		fl.SetOutput(stdout)
-		fl.PrintDefaults()
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintf(stderr, "racekit explore: %v\n%s", err, exploreUsage)
-		return exitUsage
+	if code, done := flagsDone("explore", err, fl, exploreHelp, exploreUsage, stdout, stderr); done {
+		return code
 	}
 	if f.merge {
 		return merge(f, stdout, stderr)

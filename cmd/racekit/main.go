@@ -125,6 +125,23 @@ does nothing when they are there. With $` + assets.EnvVar + ` set, it checks the
 binaries there instead and builds nothing.
 `
 
+// flagsDone handles how parsing a command's flags ended: -h prints help
+// and the flags' defaults to stdout (exit 0); any other error prints it
+// with usage to stderr (exit 2). done is false when the command goes on.
+func flagsDone(name string, err error, fl *flag.FlagSet, help, usage string, stdout, stderr io.Writer) (code int, done bool) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, help)
+		fl.SetOutput(stdout)
+		fl.PrintDefaults()
+		return exitOK, true
+	case err != nil:
+		fmt.Fprintf(stderr, "racekit %s: %v\n%s", name, err, usage)
+		return exitUsage, true
+	}
+	return 0, false
+}
+
 func envtest(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("envtest", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)

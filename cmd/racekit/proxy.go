@@ -139,14 +139,8 @@ func proxyCmd(args []string, stdout, stderr io.Writer) int {
 	signal.Ignore(syscall.SIGPIPE)
 	ctrllog.SetLogger(logr.Discard())
 	f, fl, err := parseProxyFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, proxyHelp)
-		fl.SetOutput(stdout)
-		fl.PrintDefaults()
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintf(stderr, "racekit proxy: %v\n%s", err, proxyUsage)
-		return exitUsage
+	if code, done := flagsDone("proxy", err, fl, proxyHelp, proxyUsage, stdout, stderr); done {
+		return code
 	}
 	if f.dir != "" {
 		if err := checkKubeconfigDir(f.dir); err != nil {

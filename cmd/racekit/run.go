@@ -79,14 +79,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
 	bug := fl.String("bug", "", "run against the named teaching variant of the controller")
 	listBugs := fl.Bool("list-bugs", false, "list the teaching variants, and run nothing")
-	if err := fl.Parse(args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, runHelp)
-		fl.SetOutput(stdout)
-		fl.PrintDefaults()
-		return exitOK
-	} else if err != nil {
-		fmt.Fprintf(stderr, "racekit run: %v\n%s", err, runUsage)
-		return exitUsage
+	if code, done := flagsDone("run", fl.Parse(args), fl, runHelp, runUsage, stdout, stderr); done {
+		return code
 	}
 	if *format != "text" && *format != "mermaid" && *format != "json" {
 		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
