@@ -80,9 +80,13 @@ func checkHTMLPage(t *testing.T, start startFunc) {
 	assert.NilError(t, chromedp.Do(ctx,
 		chromedp.Navigate("file://"+page),
 		chromedp.WaitReady(chromedp.CSS(`body[data-workload]`))))
-	drawn, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`body`), "data-workload"))
+	// Attributes are read from the page itself: chromedp's AttributeValue
+	// reads its copy of the DOM, which the browser's events update a
+	// moment later, and once read an empty value right after WaitReady had
+	// seen the attribute.
+	drawn, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.workload`))
 	assert.NilError(t, err)
-	assert.Equal(t, drawn.Value, "drawn", "the workload's diagram was not drawn; the page logged:\n%s", logged(&mu, &problems))
+	assert.Equal(t, drawn, "drawn", "the workload's diagram was not drawn; the page logged:\n%s", logged(&mu, &problems))
 	workload, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#workload svg`)))
 	assert.NilError(t, err)
 	marks, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#workload svg rect[fill="rgb(255, 205, 210)"]').length`))
@@ -90,9 +94,9 @@ func checkHTMLPage(t *testing.T, start startFunc) {
 	assert.NilError(t, chromedp.Do(ctx,
 		chromedp.Click(sel),
 		chromedp.WaitReady(chromedp.CSS(`body[data-selected]`))))
-	selected, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS(`body`), "data-selected"))
+	selected, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.dataset.selected`))
 	assert.NilError(t, err)
-	assert.Equal(t, selected.Value, fmt.Sprint(pick), "the selected run was not drawn; the page logged:\n%s", logged(&mu, &problems))
+	assert.Equal(t, selected, fmt.Sprint(pick), "the selected run was not drawn; the page logged:\n%s", logged(&mu, &problems))
 	visible, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const r = document.querySelector("#run svg").getBoundingClientRect(); return r.width > 0 && r.height > 0; })()`))
 	assert.NilError(t, err)
 	assert.Assert(t, visible, "the run's diagram takes no room on the page")
@@ -100,7 +104,7 @@ func checkHTMLPage(t *testing.T, start startFunc) {
 	assert.NilError(t, err)
 	runText, err := chromedp.Run(ctx, chromedp.TextContent(chromedp.CSS(`#run svg`)))
 	assert.NilError(t, err)
-	pressed, err := chromedp.Run(ctx, chromedp.AttributeValue(sel, "aria-pressed"))
+	pressed, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('#runs button[data-run="%d"]').getAttribute("aria-pressed")`, pick)))
 	assert.NilError(t, err)
 	for _, r := range rows {
 		assert.Assert(t, strings.Contains(workload, r.moment+": FAIL"), "the workload's diagram marks no %q:\n%s", r.moment+": FAIL", workload)
@@ -108,7 +112,7 @@ func checkHTMLPage(t *testing.T, start startFunc) {
 	assert.Equal(t, marks, n, "want a red mark per moment")
 	assert.Equal(t, failure, strings.TrimPrefix(rows[pick].outcome, "FAIL "))
 	assert.Assert(t, strings.Contains(runText, "hook 1 (after controller get deployments/web 1st): annotate bob deployments/web team=blue"), "the run's diagram has no note of the hook:\n%s", runText)
-	assert.Equal(t, pressed.Value, "true")
+	assert.Equal(t, pressed, "true")
 	assert.Equal(t, logged(&mu, &problems), "", "the page logged errors")
 }
 
