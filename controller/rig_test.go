@@ -70,7 +70,7 @@ func newRig(t *testing.T, opts rigOptions) *rig {
 
 	rg := &rig{t: t, ctx: ctx, ns: ns.Name, admin: admin, hooks: &hooks.Set{}, calls: &callLog{}, metrics: controller.NewMetrics()}
 	wrap := func(next http.RoundTripper) http.RoundTripper {
-		return hooks.Wrap("controller", rg.hooks)(rg.calls.wrap(next))
+		return hooks.Wrap("controller", rg.hooks)(rg.calls.wrap(next, hooks.ParseRequest))
 	}
 	cfg, err := cp.User("controller", "system:masters")
 	assert.NilError(t, err)
@@ -94,7 +94,12 @@ func newRig(t *testing.T, opts rigOptions) *rig {
 		hs := httptest.NewServer(h)
 		t.Cleanup(hs.Close)
 		rg.registryURL = hs.URL
-		ropts.Registry = registry.NewClient(hs.URL, &http.Client{Transport: wrap(hs.Client().Transport)})
+		// The registry is no API server: its calls are read as a
+		// service's.
+		wrapService := func(next http.RoundTripper) http.RoundTripper {
+			return hooks.WrapService("controller", rg.hooks)(rg.calls.wrap(next, hooks.ParseServiceRequest))
+		}
+		ropts.Registry = registry.NewClient(hs.URL, &http.Client{Transport: wrapService(hs.Client().Transport)})
 	}
 	rg.r = controller.New(c, ropts)
 	return rg
@@ -172,9 +177,9 @@ type callLog struct {
 	lines []string
 }
 
-func (l *callLog) wrap(next http.RoundTripper) http.RoundTripper {
+func (l *callLog) wrap(next http.RoundTripper, parse func(string, *http.Request) hooks.Call) http.RoundTripper {
 	return roundTripper(func(req *http.Request) (*http.Response, error) {
-		c := hooks.ParseRequest("controller", req)
+		c := parse("controller", req)
 		resp, err := next.RoundTrip(req)
 		code := "error"
 		if err == nil {

@@ -18,7 +18,7 @@ const readsState = "read as the API server holds it: its last answer about the o
 func init() {
 	register(&Command{
 		Name: "conflicts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
-		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict (the Status reason Conflict: a 409 AlreadyExists is no conflict), as recorded on the wire",
+		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict (the Status reason Conflict: a 409 AlreadyExists is no conflict), as recorded on the wire, whatever the media type (JSON, YAML, protobuf, CBOR); it fails when a 409's reason is unknown (a body the recorder could not read), rather than guess",
 		Run:     runConflicts,
 	})
 	register(&Command{
@@ -83,25 +83,48 @@ func runConflicts(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return err
 	}
-	got := 0
-	var others []string // the 409s with another reason
-	for _, x := range calls {
-		switch {
-		case isConflict(x.Code, x.Reason):
-			got++
-		case x.Code == 409:
-			others = append(others, fmt.Sprintf("#%d %d %s", x.Seq, x.Code, x.Reason))
-		}
+	n := countConflicts(calls)
+	if len(n.unknown) > 0 {
+		return fmt.Errorf("cannot count the 409 Conflict responses to %s %s %s: the reason of %s is unknown, and only the reason Conflict says the object changed since it was read (a 409 may be AlreadyExists too)\n%s",
+			actor, verb, r, strings.Join(n.unknown, ", "), tr.Tail(20))
 	}
-	if got == want {
+	if n.conflicts == want {
 		return nil
 	}
 	also := ""
-	if len(others) > 0 {
-		also = fmt.Sprintf(" (and %s, which is no conflict: only the reason Conflict says the object changed since it was read)", strings.Join(others, ", "))
+	if len(n.others) > 0 {
+		also = fmt.Sprintf(" (and %s, which is no conflict: only the reason Conflict says the object changed since it was read)", strings.Join(n.others, ", "))
 	}
 	return fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
-		want, actor, verb, r, got, also, tr.Tail(20))
+		want, actor, verb, r, n.conflicts, also, tr.Tail(20))
+}
+
+// conflictCount is what countConflicts found.
+type conflictCount struct {
+	conflicts int
+	// others are the 409s with another reason, and unknown those whose
+	// reason is unknown, as "#7 409 AlreadyExists".
+	others, unknown []string
+}
+
+// countConflicts counts the calls answered 409 Conflict, by the reason
+// their Status gave.
+func countConflicts(calls []*Exchange) conflictCount {
+	var n conflictCount
+	for _, x := range calls {
+		switch {
+		case x.Code != 409:
+		case x.conflicted():
+			n.conflicts++
+		case x.Reason == "":
+			n.unknown = append(n.unknown, fmt.Sprintf("#%d 409 (%s)", x.Seq, x.ReasonUnknown))
+		case x.NoReason:
+			n.unknown = append(n.unknown, fmt.Sprintf("#%d 409 (its Status names no reason)", x.Seq))
+		default:
+			n.others = append(n.others, fmt.Sprintf("#%d %d %s", x.Seq, x.Code, x.Reason))
+		}
+	}
+	return n
 }
 
 // runWire counts the answers with the status code, whatever their reason.

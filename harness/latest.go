@@ -15,22 +15,34 @@ type objectKey struct {
 }
 
 // objectKeyOf returns the key of the object req addresses, and false for a
-// request that addresses no single Kubernetes object (a collection, or a
-// path outside the Kubernetes API, such as the registry's).
+// request that addresses no single Kubernetes object (a collection, a list
+// or a watch of one name, or a path outside the Kubernetes API, such as
+// the registry's).
 func objectKeyOf(req *http.Request, x *Exchange) (objectKey, bool) {
-	if x.Name == "" || x.Resource == "" {
+	if x.Name == "" || x.Resource == "" || x.Verb == "list" || x.Verb == "watch" {
 		return objectKey{}, false
 	}
-	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
-	var group string
-	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-	case len(parts) >= 3 && parts[0] == "apis":
-		group = parts[1]
-	default:
+	group, ok := apiGroup(req, x)
+	if !ok {
 		return objectKey{}, false
 	}
 	return objectKey{group: group, resource: x.Resource, namespace: x.Namespace, name: x.Name}, true
+}
+
+// apiGroup returns the API group of a resource request to the API server
+// ("" for the core group), and false for any other request.
+func apiGroup(req *http.Request, x *Exchange) (string, bool) {
+	if x.Service != "" || x.Resource == "" {
+		return "", false
+	}
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	switch {
+	case len(parts) >= 3 && parts[0] == "api":
+		return "", true
+	case len(parts) >= 4 && parts[0] == "apis":
+		return parts[1], true
+	}
+	return "", false
 }
 
 // latest is what the trace says an object holds: the body of the last
@@ -63,7 +75,7 @@ func (r *Recorder) sent(key objectKey, x *Exchange) {
 		l = &latest{}
 		r.objects[key] = l
 	}
-	if l.inflight > 0 {
+	if l.inflight > 0 || r.sweeping(key) {
 		l.overlapped = true
 	}
 	l.inflight++

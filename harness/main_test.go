@@ -38,7 +38,7 @@ func startShared() error {
 }
 
 func TestMain(m *testing.M) {
-	if runChild() {
+	if runRequestChild() || runChild() {
 		os.Exit(0)
 	}
 	onPath()

@@ -38,15 +38,15 @@ func TestProtobufBodies(t *testing.T) {
 
 	got, ok := decodeProtobuf(encode(dep))
 	assert.Assert(t, ok)
-	assert.Equal(t, got.Kind, "Deployment")
-	assert.Equal(t, got.Metadata.ResourceVersion, "42")
-	assert.Equal(t, got.Metadata.UID, "u-1")
+	assert.Equal(t, got.kind, "Deployment")
+	assert.Equal(t, got.rv, "42")
+	assert.Equal(t, got.uid, "u-1")
 
 	got, ok = decodeProtobuf(encode(status))
 	assert.Assert(t, ok)
-	assert.Equal(t, got.Kind, "Status")
-	assert.Equal(t, got.Reason, "Conflict")
-	assert.Equal(t, got.Message, "the object has been modified")
+	assert.Equal(t, got.kind, "Status")
+	assert.Equal(t, got.reason, "Conflict")
+	assert.Equal(t, got.message, "the object has been modified")
 
 	tests := []struct {
 		name    string
@@ -64,7 +64,9 @@ func TestProtobufBodies(t *testing.T) {
 			assert.Equal(t, uid, tc.uid)
 		})
 	}
-	_, ok = decodeProtobuf([]byte("not protobuf"))
+	var ok2 bool
+	_, ok2 = decodeProtobuf([]byte("not protobuf"))
+	ok = ok2
 	assert.Assert(t, !ok)
 
 	for ct, want := range map[string]bool{

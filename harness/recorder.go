@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,13 +24,27 @@ type Exchange struct {
 	// Code is the HTTP status; zero when the request failed in transport.
 	Code int
 	// Reason is the Status reason of a failed call ("Conflict"), or the
-	// HTTP status text of a successful one ("OK").
+	// HTTP status text of a successful one ("OK"), or of a failed one
+	// whose Status names no reason (NoReason). It is "" when the reason is
+	// unknown: ReasonUnknown says why.
 	Reason string
+	// NoReason is set when a failed call's Status named no reason: Reason
+	// shows the HTTP status text, which no rule takes for a reason.
+	NoReason bool
+	// ReasonUnknown says why a failed call's reason is unknown, such as
+	// "body in application/yaml not decoded": the recorder could not read
+	// its body as a Status.
+	ReasonUnknown string
 	// Message is the Status message of a failed call.
 	Message string
 	// GotRV and GotUID come from the response object's metadata.
 	GotRV  string
 	GotUID string
+	// Shown is what the answer showed the actor of other objects than
+	// the one it names: a list's items, and each event of a watch as the
+	// actor read it. No rendering of the trace shows it; the referee
+	// reads it (rules.go).
+	Shown []Shown
 	// Err is a transport error, when there was no response.
 	Err string
 	// Service names the service outside the API server the call went to
@@ -38,6 +53,25 @@ type Exchange struct {
 
 	Start    time.Time
 	Duration time.Duration
+}
+
+// Shown is one object a read showed its actor: an item of a list answer,
+// or the object of a watch event the actor read.
+type Shown struct {
+	Namespace, Name string
+	// RV is the object's resourceVersion (in a Row, its symbol).
+	RV string
+	// Rev is RV as a number, an etcd revision, so that the referee can
+	// tell an older version from a newer one; 0 when it is no number. Only
+	// rows carry it.
+	Rev uint64
+	// Event is the watch event's type (ADDED, MODIFIED, DELETED,
+	// BOOKMARK, ERROR); "" for a list item.
+	Event string
+	// After is, for a watch event, the Seq of the last exchange sent
+	// before the actor read the event: the event came before every later
+	// exchange.
+	After int
 }
 
 // HookFiring is a trace entry for a hook whose action ran.
@@ -66,6 +100,9 @@ type Recorder struct {
 	// writes holds what each object's last successful write left
 	// (written.go).
 	writes map[objectKey]seenVersion
+	// sweeps counts the writes to each collection in flight
+	// (collection.go).
+	sweeps map[collection]int
 	// changed is closed, and forgotten, at the next change: what await
 	// and idle wait on (await.go), instead of polling the trace.
 	changed chan struct{}
@@ -127,6 +164,7 @@ func (r *Recorder) Trace() Trace {
 	for i, e := range r.entries {
 		if e.Exchange != nil {
 			x := *e.Exchange
+			x.Shown = slices.Clip(x.Shown) // events still come in
 			e.Exchange = &x
 		}
 		out[i] = e
@@ -144,22 +182,38 @@ func (r *Recorder) add(x *Exchange, req *http.Request) {
 	if key, ok := objectKeyOf(req, x); ok {
 		r.sent(key, x)
 	}
+	if c, ok := collectionOf(req, x); ok {
+		r.sweepStarts(c)
+	}
 	r.pokeLocked()
 }
 
 // answer completes x, which add recorded: f fills in the answer under the
-// recorder's lock, since Trace may copy x meanwhile. code and body are the
-// answer's status and body (0 and nil when there was none, or it was not
-// read); they tell what the object now holds.
-func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte, f func()) {
+// recorder's lock, since Trace may copy x meanwhile. code, body and a are
+// the answer's status, body and what the recorder read of it (0, nil and
+// nil when there was none, or it was not read); they tell what the object
+// now holds.
+func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte, a *answer, f func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f()
 	if key, ok := objectKeyOf(req, x); ok {
 		r.answeredAbout(key, x, req, code, body)
-		r.noteWritten(key, x, code, body)
+		r.noteWritten(key, x, code, a)
+	}
+	if c, ok := collectionOf(req, x); ok {
+		r.sweepEnds(c, x, code, a)
 	}
 	r.pokeLocked()
+}
+
+// shown adds to x what one of its watch events showed its actor, as the
+// actor read it.
+func (r *Recorder) shown(x *Exchange, s Shown) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.After = r.seq
+	x.Shown = append(x.Shown, s)
 }
 
 type recordingTransport struct {
@@ -170,7 +224,11 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	x := &Exchange{Call: hooks.ParseRequest(t.actor, req), Service: t.service}
+	call := hooks.ParseRequest(t.actor, req)
+	if t.service != "" {
+		call = hooks.ParseServiceRequest(t.actor, req)
+	}
+	x := &Exchange{Call: call, Service: t.service}
 	if q := req.URL.Query().Get("resourceVersion"); q != "" {
 		x.SentRV = q
 	}
@@ -195,51 +253,73 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		elapsed := time.Since(x.Start)
-		t.rec.answer(x, req, 0, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
+		t.rec.answer(x, req, 0, nil, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
 		return nil, err
 	}
-	var got response
-	var body []byte
-	if x.Verb != "watch" {
-		body, err = io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			elapsed := time.Since(x.Start)
-			t.rec.answer(x, req, 0, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
-			return nil, err
-		}
-		resp.Body = io.NopCloser(bytes.NewReader(body))
-		if isProtobuf(resp.Header.Get("Content-Type")) {
-			got, _ = decodeProtobuf(body) // a kind it does not know leaves got empty
-		} else {
-			_ = json.Unmarshal(body, &got) // a body that is not JSON leaves got empty
-		}
+	contentType := resp.Header.Get("Content-Type")
+	if x.Verb == "watch" && resp.StatusCode == http.StatusOK {
+		// The stream is the actor's to read; its events are noted as
+		// the actor reads them.
+		elapsed := time.Since(x.Start)
+		t.rec.answer(x, req, resp.StatusCode, nil, nil, func() {
+			x.Duration, x.Code, x.Reason = elapsed, resp.StatusCode, statusText(resp.StatusCode)
+		})
+		resp.Body = newWatchTee(resp.Body, contentType, func(s Shown) { t.rec.shown(x, s) })
+		return resp, nil
 	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		elapsed := time.Since(x.Start)
+		t.rec.answer(x, req, 0, nil, nil, func() { x.Duration, x.Err = elapsed, err.Error() })
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	a, decoded := decodeAnswer(contentType, body)
 	elapsed := time.Since(x.Start)
-	t.rec.answer(x, req, resp.StatusCode, body, func() {
+	t.rec.answer(x, req, resp.StatusCode, body, &a, func() {
 		x.Duration = elapsed
-		x.Code = resp.StatusCode
-		if got.Kind == "Status" && resp.StatusCode >= 300 {
-			x.Reason, x.Message = got.Reason, got.Message
-		} else {
-			x.GotRV, x.GotUID = got.Metadata.ResourceVersion, got.Metadata.UID
-		}
-		if x.Reason == "" {
-			x.Reason = statusText(resp.StatusCode)
-		}
+		x.fill(resp.StatusCode, a, decoded, contentType, len(body))
 	})
 	return resp, nil
 }
 
-// response is the part of any API response body the recorder reads.
-type response struct {
-	Kind     string `json:"kind"`
-	Reason   string `json:"reason"`
-	Message  string `json:"message"`
-	Metadata struct {
-		ResourceVersion string `json:"resourceVersion"`
-		UID             string `json:"uid"`
-	} `json:"metadata"`
+// fill records the answer to x: its status code, and a, what the recorder
+// read of its body (decoded false when it could not), of size n, sent as
+// contentType.
+func (x *Exchange) fill(code int, a answer, decoded bool, contentType string, n int) {
+	x.Code = code
+	if decoded && !a.status {
+		x.GotRV, x.GotUID = a.rv, a.uid
+		if a.list && code < 300 {
+			x.Shown = a.shown()
+		}
+	}
+	switch {
+	case code < 300 || (decoded && a.status && a.reason != ""):
+		x.Reason = statusText(code)
+		if a.status && code >= 300 {
+			x.Reason, x.Message = a.reason, a.message
+		}
+	case x.Service != "":
+		// No API server: there is no Status to read a reason from, and
+		// the HTTP status is all there is.
+		x.Reason = statusText(code)
+	case decoded && a.status:
+		x.Reason, x.NoReason, x.Message = statusText(code), true, a.message
+	case code < 400:
+		x.Reason = statusText(code)
+	case n == 0:
+		x.ReasonUnknown = "no body"
+	case !decoded:
+		t := mediaType(contentType)
+		if t == "" {
+			t = "no media type"
+		}
+		x.ReasonUnknown = "body in " + t + " not decoded"
+	default:
+		x.ReasonUnknown = "the body is no Status"
+	}
 }
 
 // sentVersion finds the resourceVersion and uid a request body pins: the

@@ -64,118 +64,26 @@ var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, 
 var callVerbs = []string{"get", "create", "update", "patch", "delete"}
 
 // wireFindings checks the calls actor made from seq from to seq to (0 for
-// the end of the trace), object by object and in order:
-//
-//   - after a 409 Conflict, the next write follows a fresh GET and sends
-//     the resourceVersion it returned: not the refused one again, not one of
-//     its own making;
-//   - after a call refused for any other reason, no write to the object and
-//     no second such call follow (a GET's 404 is an answer, not a refusal);
-//   - an update carries a resourceVersion;
-//   - with oneReconcile, which says the calls are one reconcile's: no write
-//     is sent more often than a retry allows, and the registry is called at
-//     most once.
-//
-// It quotes the trace's symbols (rv3), so that a message reads the same on
-// every run.
+// the end of the trace) by the wire rules (wireCheck.findings); with
+// oneReconcile, which says the calls are one reconcile's, by those of a
+// reconcile too.
 func (sc *Scenario) wireFindings(actor string, from, to int, oneReconcile bool) []Finding {
-	var out []Finding
-	add := func(object, rule, format string, args ...any) {
-		out = append(out, Finding{Object: object, Rule: rule, Text: fmt.Sprintf(format, args...)})
-	}
-	gets := map[string]*Row{}      // the last successful GET, by object without subresource
-	refusals := map[string]*Row{}  // the last call refused for another reason than a conflict
-	lastWrite := map[string]*Row{} // by object
-	writes := map[string]map[string]int{}
-	var order []string
-	rows := sc.Trace().Rows()
-	// An actor that watches reads from a cache, which its watch events
-	// fill: a resourceVersion the server gave anyone for the object may
-	// have reached it that way, with no GET on the wire.
-	watches := false
-	served := map[string]bool{} // object without subresource + " " + resourceVersion
-	for _, r := range rows {
-		if r.Hook != nil {
-			continue
-		}
-		if r.Actor == actor && r.Verb == "watch" {
-			watches = true
-		}
-		if r.GotRV != "" && r.Code < 300 {
-			served[baseObject(r.Object)+" "+r.GotRV] = true
-		}
-	}
-	for _, row := range rows {
-		if row.Hook != nil || row.Actor != actor || row.Seq < from || (to > 0 && row.Seq > to) {
-			continue
-		}
-		r := row
-		if writes[r.Object] == nil {
-			writes[r.Object] = map[string]int{}
-			order = append(order, r.Object)
-		}
-		if prev := refusals[r.Object]; prev != nil && (prev.Verb == r.Verb || writeVerbs[r.Verb]) {
-			add(r.Object, ruleNonConflict, "#%d %s %s came after #%d %s was refused with %s: only a 409 Conflict is retried; any other error goes back to the caller at once",
-				r.Seq, r.Verb, r.Object, prev.Seq, prev.Verb, prev.Status())
-			delete(refusals, r.Object)
-		}
-		if refused(&r) && !conflict(&r) {
-			refusals[r.Object] = &r
-		}
-		if r.Verb == "get" && r.Code == 200 {
-			gets[r.Object] = &r
-		}
-		if !writeVerbs[r.Verb] {
-			continue
-		}
-		if w := lastWrite[r.Object]; w != nil && conflict(w) {
-			get := gets[baseObject(r.Object)]
-			fresh := get != nil && get.Seq > w.Seq
-			switch {
-			case !fresh && watches && r.SentRV != w.SentRV && served[baseObject(r.Object)+" "+r.SentRV]:
-				// A newer version than the refused one, which the
-				// server did serve: read from the actor's cache.
-			case !fresh && r.SentRV == w.SentRV:
-				add(r.Object, ruleStaleObject, "#%d %s %s re-sent %s, which #%d was refused for, without reading the object again: a retry starts from a fresh GET, or it sends the same stale object again",
-					r.Seq, r.Verb, r.Object, orNone(r.SentRV), w.Seq)
-			case !fresh:
-				add(r.Object, ruleMadeUpRV, "#%d %s %s sent %s, a resourceVersion no read returned, without reading the object again: a resourceVersion is opaque, so a retry reads the object again instead of making one up",
-					r.Seq, r.Verb, r.Object, orNone(r.SentRV))
-			case r.Verb == "update" && r.SentRV != get.GotRV:
-				add(r.Object, ruleStaleRV, "#%d %s %s sent %s, not the %s its fresh GET #%d returned: a retry writes what it has just read",
-					r.Seq, r.Verb, r.Object, orNone(r.SentRV), get.GotRV, get.Seq)
-			}
-		}
-		if r.Verb == "update" && r.SentRV == "" {
-			add(r.Object, ruleBlindUpdate, "#%d update %s sent no resourceVersion: an unconditional write overwrites whatever others changed since the read, and no 409 can warn",
-				r.Seq, r.Object)
-		}
-		writes[r.Object][r.Verb]++
-		lastWrite[r.Object] = &r
-	}
-	if !oneReconcile {
-		return out
-	}
-	steps := ZeroDelayRetry().Steps
-	for _, obj := range order {
-		for _, verb := range callVerbs {
-			switch n := writes[obj][verb]; {
-			case sc.sideEffect(strings.SplitN(obj, "/", 2)[0]) && n > 1:
-				add(obj, ruleSideEffect, "one reconcile sent %d %s %s: the side effect ran inside a retry, once per attempt; it belongs outside any retry, once per reconcile",
-					n, verb, obj)
-			case n > steps:
-				add(obj, ruleUnbounded, "one reconcile sent %d %s %s, more than the %d attempts a retry makes: when the retries run out, the Conflict goes back to the caller",
-					n, verb, obj, steps)
-			}
-		}
-	}
-	return out
+	c := wireCheck{Actor: actor, From: from, To: to, OneReconcile: oneReconcile,
+		Steps: ZeroDelayRetry().Steps, SideEffect: sc.sideEffect}
+	return c.findings(sc.Trace().Rows())
 }
 
 // conflict reports whether r was refused with 409 Conflict: the object
-// changed since it was read. (A 409 AlreadyExists is another matter.)
+// changed since it was read. (A 409 AlreadyExists is another matter, and
+// so is a 409 whose Status names no reason, or whose reason is unknown.)
 func conflict(r *Row) bool {
-	return isConflict(r.Code, r.Reason)
+	return isConflict(r.Code, r.Reason) && !r.NoReason
+}
+
+// conflicted reports whether x was refused with 409 Conflict, its Status
+// says so.
+func (x *Exchange) conflicted() bool {
+	return isConflict(x.Code, x.Reason) && !x.NoReason
 }
 
 // isConflict reports whether an answer with code and Status reason is a
@@ -305,7 +213,7 @@ func runRereads(sc *Scenario, inv Invocation) error {
 		if conflicted != nil && (write || read) {
 			retried = true
 		}
-		if conflicted == nil && write && isConflict(x.Code, x.Reason) {
+		if conflicted == nil && write && x.conflicted() {
 			conflicted = x
 		}
 	}

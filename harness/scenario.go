@@ -328,7 +328,7 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 // hooks and recorder as actor (Instance.HTTPClient).
 func (sc *Scenario) httpClient(actor, service string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: hooks.Wrap(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base))}
+	return &http.Client{Transport: hooks.WrapService(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base))}
 }
 
 // sideEffect reports whether resource is a registered controller's call

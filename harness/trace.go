@@ -90,6 +90,21 @@ type Row struct {
 	Hook    *HookFiring `json:"hook,omitempty"`
 	// Service is where a call outside the API server went.
 	Service string `json:"service,omitempty"`
+	// ReasonUnknown says why a failed call's reason is unknown
+	// (Exchange.ReasonUnknown); Reason is then empty.
+	ReasonUnknown string `json:"reasonUnknown,omitempty"`
+
+	// What the referee reads besides (rules.go), which no rendering
+	// shows: the call's namespace; SentRV and GotRV as numbers (etcd
+	// revisions, 0 when no number), to tell an older version from a
+	// newer; that a failed call's Status named no reason
+	// (Exchange.NoReason); and what a list or a watch showed the actor,
+	// with its versions as symbols (Exchange.Shown).
+	Namespace string  `json:"-"`
+	SentRev   uint64  `json:"-"`
+	GotRev    uint64  `json:"-"`
+	NoReason  bool    `json:"-"`
+	Shown     []Shown `json:"-"`
 }
 
 // Rows returns t with resourceVersions and UIDs replaced by symbols (rv1,
@@ -124,12 +139,14 @@ func (t Trace) Rows() []Row {
 		}
 		x := e.Exchange
 		r := Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(),
-			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err, Service: x.Service}
+			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err, Service: x.Service,
+			ReasonUnknown: x.ReasonUnknown, Namespace: x.Namespace, NoReason: x.NoReason}
 		if x.Verb == "list" || x.Verb == "watch" {
 			r.SentRV, r.GotRV = historyRV(x.SentRV), historyRV(x.GotRV)
 			history[x.SentRV], history[x.GotRV] = true, true
 		} else {
 			r.SentRV, r.GotRV = rvs.name(x.SentRV), rvs.name(x.GotRV)
+			r.SentRev, r.GotRev = revision(x.SentRV), revision(x.GotRV)
 		}
 		if x.Verb == "create" {
 			// A UID is born on create; elsewhere it adds only noise.
@@ -137,7 +154,32 @@ func (t Trace) Rows() []Row {
 		}
 		rows = append(rows, r)
 	}
+	// What lists and watches showed comes last, so that the exchanges'
+	// symbols are the same as without it: a version already named keeps
+	// its name, any other gets the next.
+	for i, e := range t {
+		if e.Exchange == nil || len(e.Exchange.Shown) == 0 {
+			continue
+		}
+		shown := make([]Shown, len(e.Exchange.Shown))
+		for j, s := range e.Exchange.Shown {
+			s.Rev, s.RV = revision(s.RV), rvs.name(s.RV)
+			shown[j] = s
+		}
+		rows[i].Shown = shown
+	}
 	return rows
+}
+
+// revision returns a resourceVersion as the etcd revision it is, or 0 when
+// it is no number: what the referee compares to tell older from newer,
+// which a client may not do, but the referee of an etcd-backed server may.
+func revision(rv string) uint64 {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // replaceWords returns s with each word (a run of letters, digits and
@@ -189,10 +231,14 @@ func (r Row) Sent() string {
 	return strings.Join(s, " ")
 }
 
-// Status renders the answer: "409 Conflict", or "error" without one.
+// Status renders the answer: "409 Conflict", "409 (reason unknown: body
+// in application/yaml not decoded)", or "error" without one.
 func (r Row) Status() string {
 	if r.Error != "" || r.Code == 0 {
 		return "error"
+	}
+	if r.Reason == "" && r.ReasonUnknown != "" {
+		return strconv.Itoa(r.Code) + " (reason unknown: " + r.ReasonUnknown + ")"
 	}
 	return strconv.Itoa(r.Code) + " " + r.Reason
 }

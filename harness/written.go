@@ -1,15 +1,12 @@
 package harness
 
-import (
-	"encoding/json"
-)
-
 // noteWritten keeps, per object, what the last successful write left: the
 // resourceVersion its answer carried, or that the object is gone. A cached
 // controller's cache must show the same before the controller reads from
-// it (cache.go). Call it with r.mu held.
-func (r *Recorder) noteWritten(key objectKey, x *Exchange, code int, body []byte) {
-	if !writeVerbs[x.Verb] || code < 200 || code > 299 || body == nil {
+// it (cache.go). a is what the recorder read of the answer's body, nil when
+// there was none. Call it with r.mu held.
+func (r *Recorder) noteWritten(key objectKey, x *Exchange, code int, a *answer) {
+	if !writeVerbs[x.Verb] || code < 200 || code > 299 || a == nil {
 		return
 	}
 	if r.writes == nil {
@@ -24,16 +21,8 @@ func (r *Recorder) noteWritten(key objectKey, x *Exchange, code int, body []byte
 	// A delete answers with the object while finalizers hold it (being
 	// deleted, with a new resourceVersion), and otherwise with the object
 	// as it was removed, or a Status.
-	var obj struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
-			ResourceVersion   string   `json:"resourceVersion"`
-			DeletionTimestamp *string  `json:"deletionTimestamp"`
-			Finalizers        []string `json:"finalizers"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(body, &obj) == nil && obj.Kind != "Status" && obj.Metadata.DeletionTimestamp != nil && len(obj.Metadata.Finalizers) > 0 {
-		r.writes[key] = seenVersion{rv: obj.Metadata.ResourceVersion}
+	if !a.status && a.deleting {
+		r.writes[key] = seenVersion{rv: a.rv}
 		return
 	}
 	r.writes[key] = seenVersion{gone: true}

@@ -1,14 +1,13 @@
 package hooks
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"mime"
 	"net/http"
 	"strings"
 
-	"google.golang.org/protobuf/encoding/protowire"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metainternalversionscheme "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Call describes one HTTP request in the terms a scenario uses: who made it,
@@ -18,23 +17,34 @@ type Call struct {
 	// Actor is the name of the client that made the call.
 	Actor string
 	// Verb is the Kubernetes verb: get, list, watch, create, update, patch,
-	// delete or deletecollection. Calls outside the Kubernetes API (the
-	// external registry, for example) use the same verbs, derived the same
-	// way from the HTTP method and the path.
+	// delete or deletecollection (or proxy). A non-resource request
+	// (/version, discovery) has the lower-case HTTP method. Calls outside
+	// the Kubernetes API (the external registry, for example) use the
+	// Kubernetes verbs, derived the same way from the HTTP method and the
+	// path (ParseServiceRequest).
 	Verb string
-	// Resource is the plural resource name, such as "deployments".
+	// Resource is the plural resource name, such as "deployments"; empty
+	// for a non-resource request.
 	Resource string
 	// Namespace is empty for cluster-scoped objects.
 	Namespace string
-	// Name is empty for collections.
+	// Name is empty for collections. A list or a watch that selects one
+	// name (fieldSelector=metadata.name=NAME, as kubectl get NAME --watch
+	// sends) has that name, as the API server's authorizer sees it.
 	Name string
 	// Subresource is the part after the name, such as "status" or "scale".
 	Subresource string
+	// Path is the URL path of a non-resource request to the API server,
+	// such as /version or /apis (discovery); empty for a resource request.
+	Path string
 }
 
 // Object returns the call's target as resource[/name[/subresource]], the form
-// scenarios write it in.
+// scenarios write it in, or the path of a non-resource request (/version).
 func (c Call) Object() string {
+	if c.Resource == "" && c.Path != "" {
+		return c.Path
+	}
 	s := c.Resource
 	if c.Name != "" {
 		s += "/" + c.Name
@@ -50,49 +60,61 @@ func (c Call) String() string {
 	return c.Actor + " " + c.Verb + " " + c.Object()
 }
 
-// ParseRequest derives the Call for req made by actor. It understands the
-// Kubernetes API paths (/api/v1/..., /apis/GROUP/VERSION/...) and, for any
-// other path, reads /RESOURCE[/NAME] or /RESOURCE/NAMESPACE/NAME.
+// ParseRequest derives the Call for req, a request to the API server made
+// by actor, as kube-apiserver's RequestInfoFactory does
+// (k8s.io/apiserver/pkg/endpoints/request): resource requests under /api/v1
+// and /apis/GROUP/VERSION, with the deprecated /watch/ prefix,
+// namespaces/NAME/status and namespaces/NAME/finalize as a namespace's
+// subresources, a GET of a collection a list or a watch as the watch
+// parameter decodes with apimachinery's own conversion (any value but 0 and
+// false, in any case, is a watch: the Python client sends watch=True), and
+// the name a fieldSelector of metadata.name gives it. Anything else is a
+// non-resource request (/version, /healthz, discovery), whose Call has the
+// path and the lower-case method. A create is named after the object in its
+// body, which the API server's authorizer does not do but scenarios do.
 func ParseRequest(actor string, req *http.Request) Call {
 	c := Call{Actor: actor}
 	parts := splitPath(req.URL.Path)
 	switch {
-	case len(parts) >= 2 && parts[0] == "api":
-		parts = parts[2:] // api, v1
-	case len(parts) >= 3 && parts[0] == "apis":
-		parts = parts[3:] // apis, group, version
+	case len(parts) >= 3 && parts[0] == "api":
+		parts = parts[2:] // api, VERSION
+	case len(parts) >= 4 && parts[0] == "apis":
+		parts = parts[3:] // apis, GROUP, VERSION
 	default:
-		// Not the Kubernetes API: /RESOURCE[/NAME] or
-		// /RESOURCE/NAMESPACE/NAME, as the external registry uses.
-		switch len(parts) {
-		case 0:
-		case 1:
-			c.Resource = parts[0]
-		case 2:
-			c.Resource, c.Name = parts[0], parts[1]
-		default:
-			c.Resource, c.Namespace, c.Name = parts[0], parts[1], strings.Join(parts[2:], "/")
+		return nonResource(c, req)
+	}
+	if parts[0] == "watch" || parts[0] == "proxy" {
+		if len(parts) < 2 {
+			return nonResource(c, req) // the API server refuses it
 		}
-		c.Verb = verbFor(req, c.Name != "")
-		return c
+		c.Verb, parts = parts[0], parts[1:]
+	} else {
+		c.Verb = methodVerb(req.Method)
 	}
 	// namespaces/NAME/status and namespaces/NAME/finalize are subresources of
 	// a namespace; any other namespaces/NS/... path is namespaced.
-	if len(parts) >= 3 && parts[0] == "namespaces" && !(len(parts) == 3 && (parts[2] == "status" || parts[2] == "finalize")) {
+	if parts[0] == "namespaces" && len(parts) > 1 {
 		c.Namespace = parts[1]
-		parts = parts[2:]
+		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
+			parts = parts[2:]
+		} else {
+			c.Namespace = "" // a namespace is cluster-scoped
+		}
 	}
-	if len(parts) > 0 {
-		c.Resource = parts[0]
-	}
+	c.Resource = parts[0]
 	if len(parts) > 1 {
 		c.Name = parts[1]
 	}
-	if len(parts) > 2 {
-		c.Subresource = strings.Join(parts[2:], "/")
+	if len(parts) > 2 && c.Verb != "proxy" {
+		c.Subresource = parts[2]
 	}
-	c.Verb = verbFor(req, c.Name != "")
-	if c.Verb == "create" && c.Name == "" {
+	if c.Name == "" && c.Verb == "get" {
+		c.Verb, c.Name = collectionRead(req)
+	}
+	switch {
+	case c.Name == "" && c.Verb == "delete":
+		c.Verb = "deletecollection"
+	case c.Name == "" && c.Verb == "create":
 		// A create is sent to the collection; the object's name is in
 		// the body. Scenarios name the object all the same.
 		c.Name = bodyName(req)
@@ -100,77 +122,64 @@ func ParseRequest(actor string, req *http.Request) Call {
 	return c
 }
 
-// bodyName returns metadata.name from a copy of req's body, or "" when the
-// body cannot be read again or names nothing (generateName). The body is
-// JSON, or Kubernetes' protobuf, which clients such as controller-runtime's
-// send for built-in kinds.
-func bodyName(req *http.Request) string {
-	if req.GetBody == nil {
-		return ""
+// nonResource is the Call of a request outside the API's resources.
+func nonResource(c Call, req *http.Request) Call {
+	c.Verb = strings.ToLower(req.Method)
+	c.Path = req.URL.Path
+	if c.Path == "" {
+		c.Path = "/"
 	}
-	body, err := req.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	if t, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); t == "application/vnd.kubernetes.protobuf" {
-		data, err := io.ReadAll(io.LimitReader(body, 1<<20))
-		if err != nil {
-			return ""
-		}
-		return protobufName(data)
-	}
-	var obj struct {
-		Metadata struct {
-			Name string `json:"name"`
-		} `json:"metadata"`
-	}
-	if json.NewDecoder(io.LimitReader(body, 1<<20)).Decode(&obj) != nil {
-		return ""
-	}
-	return obj.Metadata.Name
+	return c
 }
 
-// protobufMagic starts every body in Kubernetes' protobuf encoding.
-var protobufMagic = []byte("k8s\x00")
-
-// protobufName returns metadata.name from a body in Kubernetes' protobuf
-// encoding, reading the wire format directly: the body is a
-// runtime.Unknown whose field 2 holds the object, every built-in object's
-// field 1 is its ObjectMeta, and ObjectMeta's field 1 is the name. It
-// returns "" for anything else.
-func protobufName(data []byte) string {
-	data, ok := bytes.CutPrefix(data, protobufMagic)
-	if !ok {
-		return ""
+// methodVerb is the verb of a resource request by its HTTP method, before
+// a name-less get becomes a list or a watch and a name-less delete a
+// deletecollection.
+func methodVerb(method string) string {
+	switch method {
+	case http.MethodPost:
+		return "create"
+	case http.MethodGet, http.MethodHead:
+		return "get"
+	case http.MethodPut:
+		return "update"
+	case http.MethodPatch:
+		return "patch"
+	case http.MethodDelete:
+		return "delete"
 	}
-	for _, field := range []protowire.Number{2, 1, 1} {
-		if data, ok = protobufField(data, field); !ok {
-			return ""
-		}
-	}
-	return string(data)
+	return strings.ToLower(method)
 }
 
-// protobufField returns the bytes of the first length-delimited field num
-// of the message in data.
-func protobufField(data []byte, num protowire.Number) ([]byte, bool) {
-	for len(data) > 0 {
-		n, typ, l := protowire.ConsumeTag(data)
-		if l < 0 {
-			return nil, false
+// collectionRead returns what a GET of a collection is, as the API server
+// decides it: a watch or a list, by the query's ListOptions as
+// apimachinery's parameter codec decodes them, and the name that a
+// fieldSelector of metadata.name=NAME selects. A query the codec refuses
+// (limit=x) is still a watch when its first watch value is neither 0 nor
+// false, in any case, and selects no name.
+func collectionRead(req *http.Request) (verb, name string) {
+	q := req.URL.Query()
+	var opts metainternalversion.ListOptions
+	if err := metainternalversionscheme.ParameterCodec.DecodeParameters(q, metav1.SchemeGroupVersion, &opts); err != nil {
+		opts = metainternalversion.ListOptions{}
+		if v := q["watch"]; len(v) > 0 {
+			switch strings.ToLower(v[0]) {
+			case "false", "0":
+			default:
+				opts.Watch = true
+			}
 		}
-		data = data[l:]
-		if n == num && typ == protowire.BytesType {
-			v, l := protowire.ConsumeBytes(data)
-			return v, l >= 0
-		}
-		if l = protowire.ConsumeFieldValue(n, typ, data); l < 0 {
-			return nil, false
-		}
-		data = data[l:]
 	}
-	return nil, false
+	verb = "list"
+	if opts.Watch {
+		verb = "watch"
+	}
+	if opts.FieldSelector != nil {
+		if n, ok := opts.FieldSelector.RequiresExactMatch("metadata.name"); ok && len(content.IsPathSegmentName(n)) == 0 {
+			name = n
+		}
+	}
+	return verb, name
 }
 
 func splitPath(p string) []string {
@@ -181,31 +190,6 @@ func splitPath(p string) []string {
 		}
 	}
 	return out
-}
-
-func verbFor(req *http.Request, named bool) string {
-	switch req.Method {
-	case http.MethodGet, http.MethodHead:
-		if req.URL.Query().Get("watch") == "true" || req.URL.Query().Get("watch") == "1" {
-			return "watch"
-		}
-		if named {
-			return "get"
-		}
-		return "list"
-	case http.MethodPost:
-		return "create"
-	case http.MethodPut:
-		return "update"
-	case http.MethodPatch:
-		return "patch"
-	case http.MethodDelete:
-		if named {
-			return "delete"
-		}
-		return "deletecollection"
-	}
-	return strings.ToLower(req.Method)
 }
 
 // Verbs lists the verbs a Call can carry, for help and for checking

@@ -12,32 +12,121 @@ import (
 	"gotest.tools/v3/assert"
 )
 
+// TestParseRequest checks that a call to the API server is read as
+// kube-apiserver's RequestInfoFactory reads it, on the URLs real clients
+// send: client-go and controller-runtime (watch=true, resourceVersion,
+// allowWatchBookmarks, timeoutSeconds), the official Python client
+// (watch=True), kubectl (its /version, discovery and fieldSelector
+// metadata.name for kubectl get NAME --watch), and the deprecated /watch/
+// paths.
 func TestParseRequest(t *testing.T) {
 	tests := []struct {
 		method, target string
 		want           Call
 	}{
+		// client-go, controller-runtime
 		{"GET", "/apis/apps/v1/namespaces/ns/deployments/web", Call{Actor: "a", Verb: "get", Resource: "deployments", Namespace: "ns", Name: "web"}},
+		{"HEAD", "/apis/apps/v1/namespaces/ns/deployments/web", Call{Actor: "a", Verb: "get", Resource: "deployments", Namespace: "ns", Name: "web"}},
 		{"GET", "/apis/apps/v1/namespaces/ns/deployments", Call{Actor: "a", Verb: "list", Resource: "deployments", Namespace: "ns"}},
+		{"GET", "/apis/apps/v1/namespaces/ns/deployments?limit=500&resourceVersion=0", Call{Actor: "a", Verb: "list", Resource: "deployments", Namespace: "ns"}},
 		{"GET", "/apis/apps/v1/namespaces/ns/deployments?watch=true", Call{Actor: "a", Verb: "watch", Resource: "deployments", Namespace: "ns"}},
+		{"GET", "/apis/apps/v1/namespaces/ns/deployments?allowWatchBookmarks=true&resourceVersion=42&timeoutSeconds=417&watch=true", Call{Actor: "a", Verb: "watch", Resource: "deployments", Namespace: "ns"}},
+		{"GET", "/apis/apps/v1/deployments?watch=1", Call{Actor: "a", Verb: "watch", Resource: "deployments"}},
 		{"POST", "/apis/apps/v1/namespaces/ns/deployments", Call{Actor: "a", Verb: "create", Resource: "deployments", Namespace: "ns"}},
 		{"PUT", "/apis/demo.racekit.dev/v1alpha1/namespaces/ns/webapps/web/status", Call{Actor: "a", Verb: "update", Resource: "webapps", Namespace: "ns", Name: "web", Subresource: "status"}},
 		{"PATCH", "/api/v1/namespaces/ns/configmaps/c", Call{Actor: "a", Verb: "patch", Resource: "configmaps", Namespace: "ns", Name: "c"}},
 		{"DELETE", "/api/v1/namespaces/ns/configmaps/c", Call{Actor: "a", Verb: "delete", Resource: "configmaps", Namespace: "ns", Name: "c"}},
 		{"DELETE", "/api/v1/namespaces/ns/configmaps", Call{Actor: "a", Verb: "deletecollection", Resource: "configmaps", Namespace: "ns"}},
+		{"DELETE", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dc", Call{Actor: "a", Verb: "deletecollection", Resource: "configmaps", Namespace: "ns"}},
 		{"GET", "/api/v1/namespaces/ns", Call{Actor: "a", Verb: "get", Resource: "namespaces", Name: "ns"}},
 		{"PUT", "/api/v1/namespaces/ns/finalize", Call{Actor: "a", Verb: "update", Resource: "namespaces", Name: "ns", Subresource: "finalize"}},
+		{"PUT", "/api/v1/namespaces/ns/status", Call{Actor: "a", Verb: "update", Resource: "namespaces", Name: "ns", Subresource: "status"}},
+		{"GET", "/api/v1/namespaces", Call{Actor: "a", Verb: "list", Resource: "namespaces"}},
 		{"GET", "/api/v1/nodes", Call{Actor: "a", Verb: "list", Resource: "nodes"}},
-		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "create", Resource: "registrations", Namespace: "ns", Name: "web"}},
-		{"DELETE", "/registrations/ns/web", Call{Actor: "a", Verb: "delete", Resource: "registrations", Namespace: "ns", Name: "web"}},
-		{"GET", "/registrations/web", Call{Actor: "a", Verb: "get", Resource: "registrations", Name: "web"}},
-		{"GET", "/stats", Call{Actor: "a", Verb: "list", Resource: "stats"}},
+		{"GET", "/api/v1/namespaces/ns/pods/p/log/extra", Call{Actor: "a", Verb: "get", Resource: "pods", Namespace: "ns", Name: "p", Subresource: "log"}},
+		// the Python client (kubernetes.watch.Watch) writes Python's True
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=True", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?resourceVersion=7&watch=True&timeoutSeconds=5", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=yes", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=False", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=0", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=FALSE&watch=true", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		// a query the codec refuses: the watch flag is still read
+		{"GET", "/api/v1/namespaces/ns/configmaps?watch=true&limit=x", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?limit=x", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		// a named watch is a GET of the object: the API server ignores
+		// watch there
+		{"GET", "/api/v1/namespaces/ns/configmaps/c?watch=true", Call{Actor: "a", Verb: "get", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		// kubectl get configmaps c --watch: a watch of one name
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dc&resourceVersion=7&watch=true", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dc", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dc%2Cmetadata.namespace%3Dns", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%21%3Dc", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Da%2Fb", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		// the deprecated /watch/ paths
+		{"GET", "/api/v1/watch/namespaces/ns/configmaps", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1/watch/namespaces/ns/configmaps/c", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Namespace: "ns", Name: "c"}},
+		{"GET", "/apis/apps/v1/watch/deployments", Call{Actor: "a", Verb: "watch", Resource: "deployments"}},
+		// non-resource requests: kubectl's /version, discovery, health
+		{"GET", "/version", Call{Actor: "a", Verb: "get", Path: "/version"}},
+		{"GET", "/version?timeout=32s", Call{Actor: "a", Verb: "get", Path: "/version"}},
+		{"GET", "/api", Call{Actor: "a", Verb: "get", Path: "/api"}},
+		{"GET", "/api/v1", Call{Actor: "a", Verb: "get", Path: "/api/v1"}},
+		{"GET", "/apis", Call{Actor: "a", Verb: "get", Path: "/apis"}},
+		{"GET", "/apis/apps", Call{Actor: "a", Verb: "get", Path: "/apis/apps"}},
+		{"GET", "/apis/apps/v1", Call{Actor: "a", Verb: "get", Path: "/apis/apps/v1"}},
+		{"GET", "/openapi/v3/apis/apps/v1", Call{Actor: "a", Verb: "get", Path: "/openapi/v3/apis/apps/v1"}},
+		{"GET", "/healthz", Call{Actor: "a", Verb: "get", Path: "/healthz"}},
+		{"GET", "/", Call{Actor: "a", Verb: "get", Path: "/"}},
+		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "post", Path: "/registrations/ns/web"}},
+		{"GET", "/api/v1/watch", Call{Actor: "a", Verb: "get", Path: "/api/v1/watch"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			got := ParseRequest("a", httptest.NewRequest(tc.method, tc.target, nil))
 			assert.DeepEqual(t, got, tc.want)
 		})
+	}
+}
+
+// TestParseServiceRequest checks how a call to a service outside the API
+// server, such as the reference controller's registry, is read:
+// /RESOURCE[/NAME] or /RESOURCE/NAMESPACE/NAME.
+func TestParseServiceRequest(t *testing.T) {
+	tests := []struct {
+		method, target string
+		want           Call
+	}{
+		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "create", Resource: "registrations", Namespace: "ns", Name: "web"}},
+		{"DELETE", "/registrations/ns/web", Call{Actor: "a", Verb: "delete", Resource: "registrations", Namespace: "ns", Name: "web"}},
+		{"GET", "/registrations/web", Call{Actor: "a", Verb: "get", Resource: "registrations", Name: "web"}},
+		{"GET", "/stats", Call{Actor: "a", Verb: "list", Resource: "stats"}},
+		{"GET", "/stats?watch=true", Call{Actor: "a", Verb: "watch", Resource: "stats"}},
+		{"PUT", "/a/b/c/d", Call{Actor: "a", Verb: "update", Resource: "a", Namespace: "b", Name: "c/d"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			got := ParseServiceRequest("a", httptest.NewRequest(tc.method, tc.target, nil))
+			assert.DeepEqual(t, got, tc.want)
+		})
+	}
+}
+
+// TestCallObject checks how a call names its target in traces and hooks:
+// a non-resource request by its path.
+func TestCallObject(t *testing.T) {
+	tests := []struct {
+		call Call
+		want string
+	}{
+		{Call{Verb: "get", Resource: "deployments", Name: "web"}, "deployments/web"},
+		{Call{Verb: "list", Resource: "deployments"}, "deployments"},
+		{Call{Verb: "update", Resource: "webapps", Name: "web", Subresource: "status"}, "webapps/web/status"},
+		{Call{Verb: "get", Path: "/version"}, "/version"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.call.Object(), tc.want)
 	}
 }
 

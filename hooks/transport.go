@@ -17,6 +17,10 @@ type Transport struct {
 	Hooks *Set
 	// Next sends the request.
 	Next http.RoundTripper
+	// Service is set when the calls go to a service outside the API
+	// server, whose paths ParseServiceRequest reads; otherwise
+	// ParseRequest reads them as the API server does.
+	Service bool
 }
 
 // Wrap returns a function for rest.Config.Wrap that puts a Transport for
@@ -24,6 +28,15 @@ type Transport struct {
 func Wrap(actor string, set *Set) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return &Transport{Actor: actor, Hooks: set, Next: next}
+	}
+}
+
+// WrapService is Wrap for a client of a service outside the API server,
+// such as a registry a controller calls: its calls are read as
+// ParseServiceRequest reads them.
+func WrapService(actor string, set *Set) func(http.RoundTripper) http.RoundTripper {
+	return func(next http.RoundTripper) http.RoundTripper {
+		return &Transport{Actor: actor, Hooks: set, Next: next, Service: true}
 	}
 }
 
@@ -39,6 +52,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	call := ParseRequest(t.Actor, req)
+	if t.Service {
+		call = ParseServiceRequest(t.Actor, req)
+	}
 	t.Hooks.Fire(Event{Point: Before, Call: call, Context: ctx})
 	if err := aborted(ctx); err != nil {
 		return nil, err

@@ -303,7 +303,7 @@ func follow(ctx context.Context, sc *harness.Scenario, w io.Writer) error {
 // value pushes the rest of its line along.
 func liveLine(x *harness.Exchange) string {
 	r := harness.Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(), SentRV: x.SentRV,
-		Code: x.Code, Reason: x.Reason, GotRV: x.GotRV, Error: x.Err}
+		Code: x.Code, Reason: x.Reason, ReasonUnknown: x.ReasonUnknown, GotRV: x.GotRV, Error: x.Err}
 	got := r.Got()
 	if x.Err != "" {
 		got = x.Err // a transport error got no answer, and nothing else

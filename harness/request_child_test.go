@@ -1,0 +1,73 @@
+package harness
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// requestChild is the child (childEnv) that sends one raw request through
+// the racing proxy, for twins that need a media type racekit's own clients
+// never ask for: harness.test METHOD PATH FILE ACCEPT sends FILE's bytes
+// (JSON) to PATH with Accept: ACCEPT, and prints the status and the body.
+const requestChild = "request"
+
+// runRequestChild runs the request child when the environment names it,
+// and reports whether it did.
+func runRequestChild() bool {
+	if os.Getenv(childEnv) != requestChild {
+		return false
+	}
+	// The scenario halts it once its call is on the wire: it finishes
+	// what it prints first, and halt waits for its exit.
+	signal.Ignore(syscall.SIGTERM)
+	if err := sendRequest(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return true
+}
+
+func sendRequest(args []string) error {
+	if len(args) != 4 {
+		return fmt.Errorf("usage: harness.test METHOD PATH FILE ACCEPT, got %q", args)
+	}
+	method, path, file, accept := args[0], args[1], args[2], args[3]
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		return err
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	body, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(method, strings.TrimSuffix(cfg.Host, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s %s\n%s\n", resp.Status, resp.Header.Get("Content-Type"), out)
+	return nil
+}
