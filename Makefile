@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest mermaid browser test demo vet determinism fuzz bench
+.PHONY: help envtest mermaid browser python-client test demo vet determinism fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -52,6 +52,9 @@ mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)
 browser: ## install Chromium for the explore page's browser check (distribution packages, once; needs root)
 	@tools/browser
 
+python-client: ## install the official Python client for the test that races an operator written with it (distribution packages, once; needs root)
+	@tools/python-client
+
 vet: ## go vet and gofmt
 	$(GO) vet $(RACE) ./...
 	$(GO) vet -C examples $(RACE) ./...
@@ -63,6 +66,7 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) envtest $(MAKE) --no-print-directory envtest
 	@$(STAGE) mermaid $(MAKE) --no-print-directory mermaid
 	@$(STAGE) browser $(MAKE) --no-print-directory browser
+	@$(STAGE) python-client $(MAKE) --no-print-directory python-client
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
 	@$(STAGE) leak-bins env RACE=$(RACE) tools/leak-bins $(LEAKBIN)
 	@$(STAGE) tests env RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 $(GO) test $(RACE) ./...

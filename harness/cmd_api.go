@@ -309,9 +309,6 @@ func runAnswered(sc *Scenario, inv Invocation) error {
 	reason := inv.Args[4]
 	var msg *regexp.Regexp
 	if len(inv.Args) == 6 {
-		if verb == "watch" {
-			return usageErr("a watch's MESSAGE cannot be checked: the recorder does not read watch bodies (assert an ERROR event with next)")
-		}
 		if msg, err = regexp.Compile(inv.Args[5]); err != nil {
 			return usageErr("bad MESSAGE regular expression: %v", err)
 		}

@@ -124,3 +124,40 @@ func TestHookActionValues(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderingsHideWhatReadsShowed checks that what lists and watches
+// showed their actors changes no rendering of a trace, so that every
+// golden trace reads as it did before the recorder kept it; and that its
+// versions take symbols after the exchanges', reusing those known.
+func TestRenderingsHideWhatReadsShowed(t *testing.T) {
+	plain := Trace{
+		exchange(1, "setup", "create", "configmaps", "a", "", 201, "Created", "10"),
+		exchange(2, "controller", "watch", "configmaps", "", "", 200, "OK", ""),
+		exchange(3, "controller", "list", "configmaps", "", "", 200, "OK", "12"),
+		exchange(4, "bob", "patch", "configmaps", "a", "", 200, "OK", "13"),
+		exchange(5, "controller", "update", "configmaps", "a", "13", 200, "OK", "14"),
+	}
+	shown := make(Trace, len(plain))
+	for i, e := range plain {
+		x := *e.Exchange
+		shown[i] = Entry{Exchange: &x}
+	}
+	shown[1].Exchange.Shown = []Shown{{Event: "ADDED", Namespace: "rk-x-abcde", Name: "a", RV: "10", After: 2}, {Event: "MODIFIED", Name: "b", RV: "99", After: 4}}
+	shown[2].Exchange.Shown = []Shown{{Namespace: "rk-x-abcde", Name: "a", RV: "10"}, {Name: "c", RV: "98"}}
+	assert.Equal(t, shown.Normalize(), plain.Normalize())
+	assert.Equal(t, Timeline(shown.Rows(), false), Timeline(plain.Rows(), false))
+	assert.Equal(t, Mermaid(shown.Rows()), Mermaid(plain.Rows()))
+	a, err := JSON(shown.Rows())
+	assert.NilError(t, err)
+	b, err := JSON(plain.Rows())
+	assert.NilError(t, err)
+	assert.Equal(t, a, b)
+
+	rows := shown.Rows()
+	assert.DeepEqual(t, rows[1].Shown, []Shown{
+		{Event: "ADDED", Namespace: "rk-x-abcde", Name: "a", RV: "rv1", Rev: 10, After: 2},
+		{Event: "MODIFIED", Name: "b", RV: "rv4", Rev: 99, After: 4},
+	})
+	assert.DeepEqual(t, rows[2].Shown, []Shown{{Namespace: "rk-x-abcde", Name: "a", RV: "rv1", Rev: 10}, {Name: "c", RV: "rv5", Rev: 98}})
+	assert.Equal(t, rows[4].GotRV, "rv3", "the exchanges' symbols are rv1 (10), rv2 (13), rv3 (14), as without what reads showed")
+}
