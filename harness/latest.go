@@ -53,7 +53,9 @@ func apiGroup(req *http.Request, x *Exchange) (string, bool) {
 // (Scenario.read). It is sound because every request to a scenario's
 // objects passes through the recorder, and nothing else writes them: the
 // control plane runs no controllers (no garbage collector, no namespace
-// controller) besides the scenario's own, whose calls are recorded too.
+// controller) besides the scenario's own, whose calls are recorded too. A
+// write to a collection changes objects it does not name, and makes what
+// the trace knew of them unknown (collection.go).
 type latest struct {
 	// inflight counts the object's exchanges that await their answers.
 	inflight int

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
 )
 
@@ -68,6 +69,20 @@ func TestLastKnown(t *testing.T) {
 		{"status subresource", []step{{"PUT", c + "/status", 200, cm("6", "")}}, "6"},
 		{"an answer that is not an object", []step{{"GET", c, 200, cm("1", "")}, {"PATCH", c, 200, "<html>"}}, ""},
 		{"another object's answer", []step{{"GET", "/api/v1/namespaces/ns/configmaps/d", 200, cm("1", "")}}, ""},
+		// a write to the collection: the verb deletecollection, in the
+		// namespace or in all of them, or a write to the CRD of a resource
+		{"deletecollection", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/api/v1/namespaces/ns/configmaps", 200, `{"kind":"ConfigMapList","items":[]}`}}, ""},
+		{"deletecollection, refused", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/api/v1/namespaces/ns/configmaps", 403, `{"kind":"Status","reason":"Forbidden","code":403}`}}, ""},
+		{"deletecollection of all namespaces", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/api/v1/configmaps", 200, `{"kind":"ConfigMapList","items":[]}`}}, ""},
+		{"deletecollection of another namespace", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/api/v1/namespaces/other/configmaps", 200, `{"kind":"ConfigMapList","items":[]}`}}, "1"},
+		{"deletecollection of another resource", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/api/v1/namespaces/ns/secrets", 200, `{"kind":"SecretList","items":[]}`}}, "1"},
+		{"deletecollection of another group's resource", []step{{"GET", c, 200, cm("1", "")}, {"DELETE", "/apis/other.example/v1/namespaces/ns/configmaps", 200, `{"kind":"ConfigMapList","items":[]}`}}, "1"},
+		{"get after deletecollection", []step{{"DELETE", "/api/v1/namespaces/ns/configmaps", 200, `{"kind":"ConfigMapList","items":[]}`}, {"GET", c, 200, cm("7", "")}}, "7"},
+		{"a list of one name is no write", []step{{"GET", c, 200, cm("1", "")}, {"GET", "/api/v1/namespaces/ns/configmaps?fieldSelector=metadata.name%3Dc", 200, `{"kind":"ConfigMapList","items":[]}`}}, "1"},
+		{"a CRD's write", []step{{"GET", "/apis/demo.racekit.dev/v1alpha1/namespaces/ns/webapps/c", 200, cm("1", "")},
+			{"PUT", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/webapps.demo.racekit.dev", 200, `{"kind":"CustomResourceDefinition","metadata":{"name":"webapps.demo.racekit.dev","resourceVersion":"2"}}`}}, ""},
+		{"a CRD's read", []step{{"GET", "/apis/demo.racekit.dev/v1alpha1/namespaces/ns/webapps/c", 200, cm("1", "")},
+			{"GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/webapps.demo.racekit.dev", 200, `{"kind":"CustomResourceDefinition","metadata":{"name":"webapps.demo.racekit.dev","resourceVersion":"2"}}`}}, "1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +93,9 @@ func TestLastKnown(t *testing.T) {
 			key := cKey
 			if strings.Contains(tc.name, "scale") {
 				key = objectKey{group: "apps", resource: "deployments", namespace: "ns", name: "c"}
+			}
+			if strings.Contains(tc.name, "CRD") {
+				key = objectKey{group: "demo.racekit.dev", resource: "webapps", namespace: "ns", name: "c"}
 			}
 			obj, ok := rec.lastKnown(key)
 			if tc.wantRV == "" {
@@ -133,4 +151,35 @@ func TestLastKnownOverlap(t *testing.T) {
 	obj, ok = rec.lastKnown(cKey)
 	assert.Assert(t, ok, "a GET on its own must make it known again")
 	assert.Equal(t, obj.GetResourceVersion(), "3")
+}
+
+// TestLastKnownCollectionOverlap checks that a GET that crosses a write to
+// its object's collection does not count: sent while a deletecollection is
+// in flight and answered after it, it may show the object before or after
+// the sweep. What the deletecollection answered with is gone.
+func TestLastKnownCollectionOverlap(t *testing.T) {
+	rec := &Recorder{}
+	const list = `{"kind":"ConfigMapList","items":[` + `{"metadata":{"name":"c","namespace":"ns","resourceVersion":"1"}}]}`
+	sent, release := make(chan struct{}), make(chan struct{})
+	sweep := rec.Wrap("alice")(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		close(sent)
+		<-release
+		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(list)), Header: http.Header{}}, nil
+	}))
+	var done sync.WaitGroup
+	done.Go(func() {
+		req, _ := http.NewRequest("DELETE", "https://apiserver/api/v1/namespaces/ns/configmaps", nil)
+		if resp, err := sweep.RoundTrip(req); err == nil {
+			resp.Body.Close()
+		}
+	})
+	<-sent
+	send(t, rec, step{"GET", c, 200, cm("1", "")})
+	obj, ok := rec.lastKnown(cKey)
+	assert.Assert(t, !ok, "known while a deletecollection is in flight: %v", obj)
+	close(release)
+	done.Wait()
+	obj, ok = rec.lastKnown(cKey)
+	assert.Assert(t, !ok, "known after a GET that crossed a deletecollection: %v", obj)
+	assert.DeepEqual(t, rec.written()[cKey], seenVersion{gone: true}, cmp.AllowUnexported(seenVersion{}))
 }

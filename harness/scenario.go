@@ -398,7 +398,8 @@ func (sc *Scenario) resourceClient(a *Actor, r ref) dynamic.ResourceInterface {
 // Most of the time the trace already says: the last answer the server gave
 // about r (to a GET, a create, an update or a patch) is the object as
 // stored, and nothing has touched it since (Recorder.lastKnown). Otherwise
-// (after a 409, a delete or a dry run) read sends a GET as the harness
+// (after a 409, a delete, a dry run, or a write to its collection such as
+// a deletecollection) read sends a GET as the harness
 // itself. With ScriptOptions.VerifyReads, every answer taken from the trace
 // is checked against a GET.
 //

@@ -161,3 +161,14 @@ func TestRenderingsHideWhatReadsShowed(t *testing.T) {
 	assert.DeepEqual(t, rows[2].Shown, []Shown{{Namespace: "rk-x-abcde", Name: "a", RV: "rv1", Rev: 10}, {Name: "c", RV: "rv5", Rev: 98}})
 	assert.Equal(t, rows[4].GotRV, "rv3", "the exchanges' symbols are rv1 (10), rv2 (13), rv3 (14), as without what reads showed")
 }
+
+// TestStatusReasonUnknown checks how a row renders an answer whose reason
+// the recorder could not read: as unknown, with why, never as the HTTP
+// status text.
+func TestStatusReasonUnknown(t *testing.T) {
+	x := exchange(1, "writer", "create", "configmaps", "c", "", 409, "", "")
+	x.Exchange.ReasonUnknown = "body in application/yaml not decoded"
+	tr := Trace{x}
+	assert.Equal(t, tr.Rows()[0].Status(), "409 (reason unknown: body in application/yaml not decoded)")
+	assert.Equal(t, tr.Normalize(), "1 writer create configmaps/c  -> 409 (reason unknown: body in application/yaml not decoded)\n")
+}

@@ -11,6 +11,10 @@
 //     armed hook, the hook's action runs synchronously, on the caller's
 //     goroutine, before the call proceeds or returns. Nothing else decides the
 //     order of a race: there are no sleeps and no polling.
+//   - A Call is read from the request as the API server reads it
+//     (ParseRequest); a Transport made by WrapService reads the calls to a
+//     service outside the API server by their paths instead
+//     (ParseServiceRequest).
 //   - A Set holds the hooks of one scenario and is shared by the transports of
 //     all its actors. Hooks fire in the order they were armed.
 //
