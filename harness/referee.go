@@ -30,7 +30,8 @@ type wireCheck struct {
 //     version the actor was shown for that object before it (by an answer
 //     about the object, an item of a list, or an event of a watch of its
 //     resource), not the refused one again, and none older than one it
-//     has already seen for it;
+//     has already seen for it (by its own reads, or by a watch event that
+//     came before its last read of the version it sent);
 //   - after a call refused for any other reason, no write to the object and
 //     no second such call follow (a GET's 404 is an answer, not a refusal);
 //   - an update carries a resourceVersion;
@@ -106,16 +107,23 @@ func (s showing) judgeRetry(r, w *Row) (f Finding, ok bool) {
 	key := objectOf(r.Namespace, baseObject(r.Object))
 	before := s.before(r.Actor, key, r.Seq)
 	var fresh *shownVersion // the first version shown since w
-	var newest *shownVersion
-	has := false
+	last := -1              // where r.SentRV was last shown
 	for i, v := range before {
 		if fresh == nil && v.pos > 2*w.Seq {
 			fresh = &before[i]
 		}
 		if v.rv == r.SentRV {
-			has = true
+			last = v.pos
 		}
-		if newest == nil || v.rev > newest.rev {
+	}
+	has := last >= 0
+	// The newest version seen: by the actor's own reads, or by a watch
+	// event that came before its last read of what it sent. An event that
+	// came after that read is news the write could not have acted on yet,
+	// whose timing no hook decides.
+	var newest *shownVersion
+	for i, v := range before {
+		if (!v.event || v.pos < last) && (newest == nil || v.rev > newest.rev) {
 			newest = &before[i]
 		}
 	}
@@ -140,7 +148,7 @@ func (s showing) judgeRetry(r, w *Row) (f Finding, ok bool) {
 	case !has:
 		return finding(ruleMadeUpRV, "#%d %s %s sent %s, which no read showed %s for %s before it (no answer about it, list item or watch event)%s: a resourceVersion is opaque, so a retry reads the object again instead of making one up",
 			r.Seq, r.Verb, r.Object, r.SentRV, r.Actor, baseObject(r.Object), s.elsewhere(r.SentRV, r.Actor, key))
-	case r.SentRev != 0 && newest.rev > r.SentRev:
+	case r.SentRev != 0 && newest != nil && newest.rev > r.SentRev:
 		return finding(ruleStaleRV, "#%d %s %s sent %s, older than %s, which %s showed %s before it: a retry writes the newest version it has read, or it undoes what it has seen others write",
 			r.Seq, r.Verb, r.Object, r.SentRV, newest.rv, newest.via, r.Actor)
 	}
@@ -158,6 +166,8 @@ type shownVersion struct {
 	// via says how, for messages: "#12 get", "the list #7", "a MODIFIED
 	// event of watch #5".
 	via string
+	// event is set for a watch event.
+	event bool
 }
 
 // showing holds, by actor and object, the versions each actor was shown
@@ -196,7 +206,7 @@ func showings(rows []Row) showing {
 				}
 				v := shownVersion{rv: it.RV, rev: it.Rev, pos: 2 * r.Seq, via: fmt.Sprintf("the list #%d", r.Seq)}
 				if r.Verb == "watch" {
-					v.pos, v.via = 2*it.After+1, fmt.Sprintf("a %s event of watch #%d", it.Event, r.Seq)
+					v.pos, v.via, v.event = 2*it.After+1, fmt.Sprintf("a %s event of watch #%d", it.Event, r.Seq), true
 				}
 				add(r.Actor, objectOf(it.Namespace, resource+"/"+it.Name), v)
 			}

@@ -89,6 +89,13 @@ func TestWireRules(t *testing.T) {
 			{Seq: 4, Actor: "controller", Verb: "watch", Object: "webapps", Code: 200, Reason: "OK", Shown: []Shown{{Event: "MODIFIED", Name: "web", RV: "rv6", Rev: 6, After: 4}}},
 			retryRow("update", "rv6", 6)},
 			want: []string{"made-up resourceVersion: #5 update deployments/web sent rv6"}},
+		{name: "a newer version a watch showed after the fresh GET", then: []Row{
+			{Seq: 0, Actor: "controller", Verb: "watch", Object: "deployments", Code: 200, Reason: "OK", Shown: []Shown{{Event: "MODIFIED", Name: "web", RV: "rv9", Rev: 9, After: 4}}},
+			refetch, retryRow("update", "rv6", 6)}},
+		{name: "a newer version a watch showed before the read of the one sent", then: []Row{
+			{Seq: 0, Actor: "controller", Verb: "watch", Object: "deployments", Code: 200, Reason: "OK", Shown: []Shown{{Event: "MODIFIED", Name: "web", RV: "rv9", Rev: 9, After: 3}}},
+			refetch, retryRow("update", "rv6", 6)},
+			want: []string{"stale resourceVersion: #5 update deployments/web sent rv6, older than rv9, which a MODIFIED event of watch #0 showed controller before it"}},
 		{name: "a version a list showed", then: []Row{
 			{Seq: 4, Actor: "controller", Verb: "list", Object: "deployments", Code: 200, Reason: "OK", GotRV: "rv*", Shown: []Shown{{Name: "other", RV: "rv5", Rev: 5}, {Name: "web", RV: "rv6", Rev: 6}}},
 			retryRow("update", "rv6", 6)}},
