@@ -45,7 +45,7 @@ func init() {
 	})
 	register(&Command{
 		Name: "hold", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: they wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
+		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: it first waits until the cache holds every write before the hold, then later events wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
 		Hookable: true, Run: runHold,
 	})
 	register(&Command{
@@ -240,6 +240,12 @@ func (sc *Scenario) heldResource(args []string) (*controllerCache, string, error
 func runHold(sc *Scenario, inv Invocation) error {
 	cc, resource, err := sc.heldResource(inv.Args)
 	if err != nil {
+		return err
+	}
+	// hold keeps back what is written after it, not what was written
+	// before: without the wait, a write just before it would be in the
+	// cache or not, as its watch event came before the hold or after.
+	if err := sc.catchUp(cc); err != nil {
 		return err
 	}
 	return cc.feed.hold(resource)
