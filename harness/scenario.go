@@ -117,6 +117,9 @@ type Scenario struct {
 	// cacheTimeout bounds each wait for a cached controller's cache to
 	// catch up (cache.go); zero means DefaultCacheTimeout.
 	cacheTimeout time.Duration
+	// flight knows each actor's calls in flight, hooks and all, for idle
+	// (inflight.go).
+	flight inFlight
 }
 
 // armedHook is a hook with where the script armed it.
@@ -314,6 +317,7 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	cfg.UserAgent = name + "/racekit"
 	cfg.Wrap(sc.rec.Wrap(name))
 	cfg.Wrap(hooks.Wrap(name, sc.hooks))
+	cfg.Wrap(sc.flight.wrap(name))
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", name, err)
@@ -328,7 +332,7 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 // hooks and recorder as actor (Instance.HTTPClient).
 func (sc *Scenario) httpClient(actor, service string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: hooks.Wrap(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base))}
+	return &http.Client{Transport: sc.flight.wrap(actor)(hooks.Wrap(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base)))}
 }
 
 // sideEffect reports whether resource is a registered controller's call
