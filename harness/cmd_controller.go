@@ -223,6 +223,19 @@ func runResult(sc *Scenario, inv Invocation) error {
 	return fmt.Errorf("%s's last reconcile as %s returned %s, want %s\n%s", c.Name, actor, got, want, sc.Trace().Tail(20))
 }
 
+// lastOutcome returns what the last reconcile by controller as actor
+// returned, if there was one.
+func (sc *Scenario) lastOutcome(controller, actor string) (outcome, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i := len(sc.reconciles) - 1; i >= 0; i-- {
+		if s := sc.reconciles[i]; s.Controller == controller && s.Actor == actor {
+			return s.out, true
+		}
+	}
+	return outcome{}, false
+}
+
 // heldResource reads CONTROLLER RESOURCE [as ACTOR] for hold and release,
 // and returns the instance's cache and the resource's plural name.
 func (sc *Scenario) heldResource(args []string) (*controllerCache, string, error) {

@@ -376,19 +376,6 @@ func (sc *Scenario) catchUpAll() error {
 	return nil
 }
 
-// lastOutcome returns what the last reconcile by controller as actor
-// returned, if there was one.
-func (sc *Scenario) lastOutcome(controller, actor string) (outcome, bool) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for i := len(sc.reconciles) - 1; i >= 0; i-- {
-		if s := sc.reconciles[i]; s.Controller == controller && s.Actor == actor {
-			return s.out, true
-		}
-	}
-	return outcome{}, false
-}
-
 // lastSeq returns the sequence number of the last exchange recorded.
 func (sc *Scenario) lastSeq() int {
 	xs := sc.Trace().Exchanges()

@@ -105,8 +105,8 @@ type Scenario struct {
 	// exploreFrom is the last sequence number before an explore
 	// workload's calls, noted by the learning run's marker.
 	exploreFrom int
-	// runners are the controllers and processes that run on their own
-	// (running.go), by name.
+	// runners are the names under which controllers and processes run on
+	// their own, each with its lives (lives.go).
 	runners map[string]*runner
 	// proxy is the racing proxy, once spawn or racekit proxy needed it;
 	// proxied are the actors it knows, and proxyLog what it said of

@@ -80,12 +80,7 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 	for i, kv := range env {
 		env[i] = strings.ReplaceAll(kv, placeholder, kubeconfig)
 	}
-	n := sc.nextLife(name)
-	logName := name + ".log"
-	if n > 1 {
-		logName = fmt.Sprintf("%s.%d.log", name, n)
-	}
-	logFile, err := os.Create(filepath.Join(sc.Dir, logName))
+	logFile, err := sc.spawnLog(name)
 	if err != nil {
 		return err
 	}
@@ -163,14 +158,21 @@ func (sc *Scenario) notFoundHint(command string, err error) string {
 	return ""
 }
 
-// nextLife returns the number the next life under name will have.
-func (sc *Scenario) nextLife(name string) int {
+// spawnLog creates the log file of the next life under name:
+// $WORK/NAME.log for the first, $WORK/NAME.2.log for the second, and so
+// on, so that a life does not overwrite the one before.
+func (sc *Scenario) spawnLog(name string) (*os.File, error) {
 	sc.mu.Lock()
-	defer sc.mu.Unlock()
+	n := 1
 	if r, ok := sc.runners[name]; ok {
-		return len(r.lives) + 1
+		n = len(r.lives) + 1
 	}
-	return 1
+	sc.mu.Unlock()
+	file := name + ".log"
+	if n > 1 {
+		file = fmt.Sprintf("%s.%d.log", name, n)
+	}
+	return os.Create(filepath.Join(sc.Dir, file))
 }
 
 // kubeconfig writes actor's kubeconfig for the scenario's racing proxy
