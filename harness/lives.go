@@ -132,7 +132,7 @@ func (sc *Scenario) running(name string) (*runner, error) {
 // checkFree refuses to start a life under name as actor while another
 // holds the name or the actor: one that runs, or that ended on its own and
 // has not been halted, which would report how. how is the command that
-// asks, for the hint.
+// asks, start or spawn, for the hints.
 func (sc *Scenario) checkFree(name, actor, how string) error {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
@@ -146,7 +146,11 @@ func (sc *Scenario) checkFree(name, actor, how string) error {
 	}
 	for _, r := range sc.runners {
 		if l := r.last(); l.actor == actor && l.haltedAt() == "" {
-			return usageErr("%s already runs as %s; halt it first, or give this one another actor or name", l.name, actor)
+			other := fmt.Sprintf("give this one another actor: start %s as %s-2", name, actor)
+			if how == "spawn" {
+				other = "spawn this one under another name"
+			}
+			return usageErr("%s already runs as %s; halt it first, or %s", l.name, actor, other)
 		}
 	}
 	return nil
