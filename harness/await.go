@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/racekit/racekit/hooks"
 )
 
 // Waiting for a controller that runs on its own: await waits until the
@@ -17,12 +19,12 @@ func init() {
 	register(&Command{
 		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
 		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409: what a running controller must do, waited for as it happens on the wire; " +
-			"fails after DURATION (default " + DefaultWait.String() + ") or as soon as the actor's controller or process has ended, with what the actor did and the trace's tail",
+			"fails after DURATION (default " + DefaultWait.String() + "), as soon as the actor's controller or process has ended (on its own, or halted: the message says which), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	})
 	register(&Command{
 		Name: "idle", Args: "NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "wait until what start or spawn runs as NAME has no call in flight and has made none for a quiet period: ten times the slowest answer the scenario has had, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "; " +
+		Summary: "wait until what start or spawn runs as NAME has no call in flight (a call held by a hook's action is in flight) and has made none for a quiet period, counted from its last call or, before its first, from the start or spawn: ten times the slowest answer the scenario has had, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "; " +
 			"for the end of a scenario, after the awaits that matter; fails after DURATION (default " + DefaultWait.String() + ")",
 		Run: runIdle,
 	})
@@ -94,10 +96,13 @@ func runAwait(sc *Scenario, inv Invocation) error {
 		if n >= count {
 			return true, nil
 		}
-		if r := sc.runnerOf(trig.match.Actor); r != nil {
-			if done, _ := r.ended(); done {
-				return false, fmt.Errorf("awaited %s, but %s\n%s", want, r.describe(), sc.Trace().Tail(15))
+		if l := sc.lifeOf(trig.match.Actor); l != nil {
+			if done, _ := l.ended(); done {
+				return false, fmt.Errorf("awaited %s, but %s\n%s", want, l.describe(), sc.Trace().Tail(15))
 			}
+		}
+		if why := sc.nothingCalls(trig.match.Actor); why != "" {
+			return false, fmt.Errorf("awaited %s, but %s; %s\n%s", want, why, sc.actorSummary(trig.match.Actor), sc.Trace().Tail(15))
 		}
 		return false, nil
 	}, func() error {
@@ -106,18 +111,20 @@ func runAwait(sc *Scenario, inv Invocation) error {
 }
 
 // waitFor waits until done reports true or an error, waking at each
-// change of the recorder, and calls late when within has passed first.
+// change of the recorder and each call that enters or leaves an actor's
+// transport, and calls late when within has passed first.
 func (sc *Scenario) waitFor(within time.Duration, done func() (bool, error), late func() error) error {
 	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
-		changed := sc.rec.changes()
+		changed, flew := sc.rec.changes(), sc.flight.changes()
 		ok, err := done()
 		if err != nil || ok {
 			return err
 		}
 		select {
 		case <-changed:
+		case <-flew:
 		case <-timer.C:
 			return fmt.Errorf("%w: %w", errWaited, late())
 		case <-sc.ctx.Done():
@@ -154,6 +161,45 @@ func (sc *Scenario) actorSummary(actor string) string {
 	return actor + " made these calls:\n" + strings.Join(lines, "\n")
 }
 
+// nothingCalls says why no call of actor can come while the script waits,
+// or returns "" when one may: actor runs on its own, has a call in flight,
+// or acts, perhaps, in the action of a hook that what runs may still fire
+// (bob, annotating as the controller's update goes by).
+func (sc *Scenario) nothingCalls(actor string) string {
+	lives := sc.runningLives()
+	if len(lives) == 0 {
+		return "nothing runs on its own that could make the call, and the script waits here: start a controller or spawn a process first"
+	}
+	var names []string
+	for _, l := range lives {
+		if l.actor == actor {
+			return ""
+		}
+		names = append(names, fmt.Sprintf("%s as %s", l.name, l.actor))
+	}
+	if sc.flight.any() || sc.hooksLeft() {
+		return ""
+	}
+	sc.mu.Lock()
+	proxied := sc.proxied[actor]
+	sc.mu.Unlock()
+	if proxied {
+		return "" // a process may use the actor's kubeconfig
+	}
+	return fmt.Sprintf("nothing that runs calls as %s (running are %s), and no armed hook is left to fire whose action could", actor, strings.Join(names, ", "))
+}
+
+// hooksLeft reports whether an armed hook may still fire: one for every
+// matching call, or one whose occurrence has not come.
+func (sc *Scenario) hooksLeft() bool {
+	for _, a := range sc.hooks.Hooks() {
+		if a.Occurrence == hooks.Every || sc.hooks.Fired(a) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func runIdle(sc *Scenario, inv Invocation) error {
 	r, err := sc.running(inv.Args[0])
 	if err != nil {
@@ -167,6 +213,7 @@ func runIdle(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return err
 	}
+	l := r.last()
 	// A timer for the end of the current quiet period, made afresh after
 	// each change: the next call moves the period on.
 	var quietEnd *time.Timer
@@ -179,17 +226,17 @@ func runIdle(sc *Scenario, inv Invocation) error {
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	for {
-		changed := sc.rec.changes()
-		if done, err := r.ended(); done {
-			if err != nil {
-				return errors.New(r.describe())
+		changed, flew := sc.rec.changes(), sc.flight.changes()
+		if done, err := l.ended(); done {
+			if err != nil && l.haltedAt() == "" {
+				return errors.New(l.describe())
 			}
 			return nil
 		}
-		last, busy, quiet := sc.lastActivity(r.actor)
+		a := sc.activity(l)
 		var wake <-chan time.Time
-		if !busy {
-			left := quiet - time.Since(last)
+		if !a.busy {
+			left := a.quiet - time.Since(a.last)
 			if left <= 0 {
 				return nil
 			}
@@ -199,37 +246,58 @@ func runIdle(sc *Scenario, inv Invocation) error {
 		}
 		select {
 		case <-changed:
+		case <-flew:
 		case <-wake:
 		case <-deadline.C:
-			return fmt.Errorf("%w: %s was still busy after %v (quiet means no call for %v): %s\n%s", errWaited, r.name, within, quiet, sc.actorSummary(r.actor), sc.Trace().Tail(15))
+			flying := ""
+			if fs, _ := sc.flight.of(l.actor); len(fs) > 0 {
+				flying = "; in flight now, hooks and all: " + describeFlights(fs)
+			}
+			return fmt.Errorf("%w: %s was still busy after %v (quiet means no call for %v)%s: %s\n%s", errWaited, l.name, within, a.quiet, flying, sc.actorSummary(l.actor), sc.Trace().Tail(15))
 		case <-sc.ctx.Done():
 			return sc.ctx.Err()
 		}
 	}
 }
 
-// lastActivity returns when actor's last call was sent or answered,
-// whether one of its calls (a watch aside, which stays open) is in flight,
-// and the quiet period idle waits for, from the slowest answer so far.
-func (sc *Scenario) lastActivity(actor string) (last time.Time, busy bool, quiet time.Duration) {
+// activity is what idle knows of a life's calls.
+type activity struct {
+	// last is when its last call entered the transport, was answered or
+	// was done, or when the life began, whichever is later.
+	last time.Time
+	// busy is set while one of its calls (a watch aside, which stays
+	// open) is in flight: held by a hook, or on the wire.
+	busy bool
+	// quiet is the period idle waits for, from the slowest answer so
+	// far.
+	quiet time.Duration
+}
+
+// activity returns what idle knows of l's calls.
+func (sc *Scenario) activity(l *life) activity {
+	a := activity{last: l.started}
 	var slowest time.Duration
 	for _, x := range sc.Trace().Exchanges() {
 		if x.Verb != "watch" && x.Duration > slowest {
 			slowest = x.Duration
 		}
-		if x.Actor != actor {
+		if x.Actor != l.actor {
 			continue
 		}
-		end := x.Start.Add(x.Duration)
-		if end.After(last) {
-			last = end
+		if end := x.Start.Add(x.Duration); end.After(a.last) {
+			a.last = end
 		}
 		if x.Code == 0 && x.Err == "" && x.Verb != "watch" {
-			busy = true
+			a.busy = true
 		}
 	}
-	quiet = min(max(10*slowest, minQuiet), maxQuiet)
-	return last, busy, quiet
+	flying, last := sc.flight.of(l.actor)
+	if last.After(a.last) {
+		a.last = last
+	}
+	a.busy = a.busy || len(flying) > 0
+	a.quiet = min(max(10*slowest, minQuiet), maxQuiet)
+	return a
 }
 
 // waitTimeout is how long await and idle wait unless told.

@@ -15,7 +15,7 @@ func init() {
 	register(&Command{
 		Name: "reconcile", Args: "[CONTROLLER] RESOURCE/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 4,
 		Summary: "run one reconcile of the object by the registered controller (CONTROLLER may be left out when one controller reconciles RESOURCE), as the controller actor or as ACTOR: another instance, as a second replica would be; " +
-			"a cached controller's cache first takes in every write so far; \"!\" expects Reconcile to return an error, which goes to stdout; a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
+			"a cached controller's cache first takes in every write so far; \"!\" expects Reconcile to return an error, which goes to stdout; a reconcile that a crash killed returned neither, and fails both (try reconcile goes on after it); a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
 		Negation: NegSelf, Hookable: true, Run: runReconcile,
 	})
 	register(&Command{
@@ -25,12 +25,12 @@ func init() {
 	})
 	register(&Command{
 		Name: "try", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, or is stopped as an unbounded retry), so that the invariants, not the workload's error, judge each one",
+		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, that a crash killed, or that is stopped as an unbounded retry), so that the invariants, not the workload's error, judge each one",
 		Hookable: true, Run: runTry,
 	})
 	register(&Command{
 		Name: "crash", Args: "CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
-		Summary:  "as a hook's action: kill the controller's reconcile at this moment, as a killed process would: the call in flight is not sent (before) or its answer is lost (after), every later call of that reconcile fails, and its instance (client, cache, memory) is thrown away; the reconcile returns nothing, and the next one starts a fresh instance; with explore, with crash CONTROLLER tries every moment",
+		Summary:  "as a hook's action: kill the controller's reconcile at this moment, as a killed process would: the call in flight is not sent (before) or its answer is lost (after), every later call of that reconcile fails, and its instance (client, cache, memory) is thrown away; the reconcile returns nothing (result CONTROLLER crashed), so reconcile and ! reconcile fail on it, try reconcile goes on, and settle, like the next reconcile, starts a fresh instance; with explore, with crash CONTROLLER tries every moment",
 		Hookable: true, Run: runCrash,
 	})
 	register(&Command{
@@ -39,13 +39,13 @@ func init() {
 		Run:     runRepeat,
 	})
 	register(&Command{
-		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
-		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), or error",
+		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error|crashed [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
+		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), error, or crashed (a crash killed it, and it returned nothing)",
 		Run:     runResult,
 	})
 	register(&Command{
 		Name: "hold", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: they wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
+		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: it first waits until the cache holds every write before the hold, then later events wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
 		Hookable: true, Run: runHold,
 	})
 	register(&Command{
@@ -79,10 +79,7 @@ func runReconcile(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
 	}
 	if span.crashed != nil {
-		// A killed process returns nothing: the scenario goes on, and
-		// the next reconcile starts a fresh instance.
-		fmt.Fprintf(inv.Stdout, "%v\n", span.crashed)
-		return nil
+		return sc.crashedReconcile(inv.Neg, span)
 	}
 	switch {
 	case inv.Neg && out.err == nil:
@@ -95,6 +92,33 @@ func runReconcile(sc *Scenario, inv Invocation) error {
 	}
 	return nil
 }
+
+// crashedReconcile is what reconcile and ! reconcile say of a reconcile
+// that a crash killed: a killed process returns nothing, so neither "it
+// succeeded" nor "it returned an error" holds, and each fails, saying so
+// and what to write instead.
+func (sc *Scenario) crashedReconcile(neg bool, span Span) error {
+	claim := "reconcile expects it to succeed"
+	if neg {
+		claim = "\"!\" expects it to return an error"
+	}
+	as := ""
+	if span.Actor != ControllerActor {
+		as = " as " + span.Actor
+	}
+	return &crashedError{crash: span.crashed, msg: fmt.Sprintf("%v, so it returned nothing, and %s: to go on after a crash, write try reconcile %s %s%s and then result %s crashed%s, or settle, which starts a fresh instance as a restarted process would\n%s",
+		span.crashed, claim, span.Controller, span.Object, as, span.Controller, as, sc.Trace().Tail(20))}
+}
+
+// crashedError is a reconcile's failure because a crash killed it: try
+// says only that, since it goes on after a crash as the message asks.
+type crashedError struct {
+	crash error // errCrashed, wrapped
+	msg   string
+}
+
+func (e *crashedError) Error() string { return e.msg }
+func (e *crashedError) Unwrap() error { return e.crash }
 
 func runSettle(sc *Scenario, inv Invocation) error {
 	c, r, rest, err := sc.target(inv.Args)
@@ -171,7 +195,7 @@ func runResult(sc *Scenario, inv Invocation) error {
 	}
 	want := inv.Args[1]
 	switch {
-	case want == "done" || want == "requeue" || want == "error":
+	case want == "done" || want == "requeue" || want == "error" || want == "crashed":
 	case strings.HasPrefix(want, "requeue-after="):
 		d, err := time.ParseDuration(strings.TrimPrefix(want, "requeue-after="))
 		if err != nil || d <= 0 {
@@ -179,30 +203,37 @@ func runResult(sc *Scenario, inv Invocation) error {
 		}
 		want = "requeue-after=" + d.String()
 	default:
-		return usageErr("bad result %q: want done, requeue, requeue-after=DURATION or error", want)
+		return usageErr("bad result %q: want done, requeue, requeue-after=DURATION, error or crashed", want)
 	}
 	actor, err := asActor(inv.Args[2:])
 	if err != nil {
 		return err
 	}
-	in, ok := sc.Instance(c.Name, actor)
-	sc.mu.Lock()
-	var last *outcome
-	if ok {
-		last = in.last
-	}
-	sc.mu.Unlock()
-	if last == nil {
+	last, ok := sc.lastOutcome(c.Name, actor)
+	if !ok {
 		return fmt.Errorf("%s has not reconciled anything as %s yet", c.Name, actor)
 	}
 	got := last.String()
-	if want == "error" && last.err != nil {
+	switch {
+	case want == "error" && last.err != nil, got == want:
 		return nil
+	case last.crashed != nil:
+		return fmt.Errorf("%s's last reconcile as %s returned nothing: %v; want %s\n%s", c.Name, actor, last.crashed, want, sc.Trace().Tail(20))
 	}
-	if got != want {
-		return fmt.Errorf("%s's last reconcile as %s returned %s, want %s\n%s", c.Name, actor, got, want, sc.Trace().Tail(20))
+	return fmt.Errorf("%s's last reconcile as %s returned %s, want %s\n%s", c.Name, actor, got, want, sc.Trace().Tail(20))
+}
+
+// lastOutcome returns what the last reconcile by controller as actor
+// returned, if there was one.
+func (sc *Scenario) lastOutcome(controller, actor string) (outcome, bool) {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i := len(sc.reconciles) - 1; i >= 0; i-- {
+		if s := sc.reconciles[i]; s.Controller == controller && s.Actor == actor {
+			return s.out, true
+		}
 	}
-	return nil
+	return outcome{}, false
 }
 
 // heldResource reads CONTROLLER RESOURCE [as ACTOR] for hold and release,
@@ -240,6 +271,12 @@ func (sc *Scenario) heldResource(args []string) (*controllerCache, string, error
 func runHold(sc *Scenario, inv Invocation) error {
 	cc, resource, err := sc.heldResource(inv.Args)
 	if err != nil {
+		return err
+	}
+	// hold keeps back what is written after it, not what was written
+	// before: without the wait, a write just before it would be in the
+	// cache or not, as its watch event came before the hold or after.
+	if err := sc.catchUp(cc); err != nil {
 		return err
 	}
 	return cc.feed.hold(resource)
@@ -284,7 +321,11 @@ func runTry(sc *Scenario, inv Invocation) error {
 	if errors.Is(err, errUsage) {
 		return err
 	}
-	if err != nil {
+	var crashed *crashedError
+	switch {
+	case errors.As(err, &crashed):
+		fmt.Fprintf(inv.Stdout, "%s %v\n", inv.Args[0], crashed.crash)
+	case err != nil:
 		fmt.Fprintf(inv.Stdout, "%s failed: %v\n", inv.Args[0], strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 	return nil
@@ -311,7 +352,7 @@ func runCrash(sc *Scenario, inv Invocation) error {
 	case b.in.Controller != c || b.in.Actor != actor:
 		return fmt.Errorf("the call that fired the hook is %s's, as %s, not %s's as %s", b.in.Controller.Name, b.in.Actor, c.Name, actor)
 	}
-	b.abort.Set(fmt.Errorf("%w: %s as %s was killed in the middle of its reconcile", errCrashed, c.Name, actor))
+	b.abort.Set(fmt.Errorf("%w: %s as %s was killed in the middle of its reconcile (crash, armed at %s)", errCrashed, c.Name, actor, inv.Pos))
 	return nil
 }
 

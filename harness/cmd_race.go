@@ -118,7 +118,7 @@ func (sc *Scenario) parseTrigger(args []string) (trigger, error) {
 	}
 	if args[2] != "*" {
 		if !contains(hooks.Verbs, args[2]) {
-			return t, usageErr("unknown verb %q%s; verbs are %s", args[2], suggest(args[2], hooks.Verbs), strings.Join(hooks.Verbs, ", "))
+			return t, usageErr("unknown verb %q%s; verbs are %s", args[2], verbHint(args[2], hooks.Verbs), strings.Join(hooks.Verbs, ", "))
 		}
 		t.match.Verb = args[2]
 	}

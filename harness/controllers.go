@@ -106,7 +106,6 @@ type Instance struct {
 	sc         *Scenario
 	reconciler reconcile.Reconciler
 	cache      *controllerCache
-	last       *outcome
 }
 
 // Scenario returns the scenario the instance runs in: for state shared by
@@ -127,14 +126,19 @@ func (in *Instance) HTTPClient(service string) *http.Client {
 	return hc
 }
 
-// outcome is what one reconcile returned.
+// outcome is what one reconcile returned, or that a crash killed it
+// (crashed, errCrashed wrapped): a killed process returns nothing, so a
+// crashed reconcile is neither a success nor an error.
 type outcome struct {
-	res reconcile.Result
-	err error
+	res     reconcile.Result
+	err     error
+	crashed error
 }
 
 func (o outcome) String() string {
 	switch {
+	case o.crashed != nil:
+		return "crashed"
 	case o.err != nil:
 		return "error: " + o.err.Error()
 	case o.res.RequeueAfter > 0:
@@ -145,9 +149,10 @@ func (o outcome) String() string {
 	return "done"
 }
 
-// again reports whether a workqueue would run the reconcile again.
+// again reports whether a workqueue would run the reconcile again: a
+// crashed one, the restarted process's would.
 func (o outcome) again() bool {
-	return o.err != nil || o.res.RequeueAfter > 0 || o.res.Requeue //nolint:staticcheck
+	return o.crashed != nil || o.err != nil || o.res.RequeueAfter > 0 || o.res.Requeue //nolint:staticcheck
 }
 
 // Span is the part of the trace one reconcile made: the exchanges from
@@ -166,6 +171,9 @@ type Span struct {
 	// reconcile; crashed is errCrashed, wrapped, when a crash hook ended
 	// it.
 	runaway, crashed error
+	// out is what the reconcile returned, for result: kept here, not in
+	// the instance, which a crash throws away.
+	out outcome
 }
 
 // controllerNames returns the registered controllers' names, sorted.
@@ -396,9 +404,14 @@ func (sc *Scenario) reconcile(in *Instance, r ref) (Span, outcome, error) {
 	span.To = sc.lastSeq()
 	span.runaway = b.overrun()
 	span.crashed = b.abort.Err()
+	if span.crashed != nil {
+		// What Reconcile returned once its calls failed is no answer: a
+		// killed process returns nothing.
+		out = outcome{crashed: span.crashed}
+	}
+	span.out = out
 	sc.mu.Lock()
 	sc.reconciles = append(sc.reconciles, span)
-	in.last = &out
 	if span.crashed != nil {
 		// A killed process keeps nothing: the next reconcile builds the
 		// instance afresh, client, cache and all.

@@ -24,13 +24,13 @@ func init() {
 	register(&Command{
 		Name: "start", Args: "CONTROLLER [as ACTOR]", Group: "run", MinArgs: 1, MaxArgs: 3,
 		Summary: "run the registered controller on its own, as its main would (its informers, workqueue and workers; Controller.Run), as the controller actor or as ACTOR: every call it makes passes through the scenario's hooks and recorder, and a hook blocks the call that fired it until its action is done; " +
-			"the scenario halts it at its end",
+			"the scenario halts it at its end; once halted, it can be started again",
 		Run: runStart,
 	})
 	register(&Command{
 		Name: "halt", Args: "NAME [grace=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
 		Summary: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "); " +
-			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout",
+			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout; a halted NAME can be started or spawned again",
 		Run: runHalt,
 	})
 }
@@ -39,106 +39,6 @@ func init() {
 // running controller to return or a process to exit before they call it
 // stuck.
 const DefaultGrace = 10 * time.Second
-
-// runner is a controller running on its own in a scenario: started in
-// process, or spawned as a process.
-type runner struct {
-	name, actor string
-	// what says which: "controller" or "process", for messages.
-	what string
-	// stop asks it to stop: cancel its context, or send SIGTERM; kill,
-	// for a process, sends SIGKILL.
-	stop, kill func()
-	// done is closed when it has returned or exited; err is then what
-	// Run returned or how the process exited.
-	done chan struct{}
-	err  error
-	// output is a process's output, the last of it (nil in process).
-	output *tail
-	// halted is set once halt, or the scenario's end, has stopped it.
-	halted bool
-}
-
-// ended reports whether r has returned or exited, and how.
-func (r *runner) ended() (bool, error) {
-	select {
-	case <-r.done:
-		return true, r.err
-	default:
-		return false, nil
-	}
-}
-
-// describe says how r ended, with a process's last lines of output.
-func (r *runner) describe() string {
-	var b strings.Builder
-	if r.err != nil {
-		fmt.Fprintf(&b, "%s %s ended on its own: %v", r.what, r.name, r.err)
-	} else {
-		fmt.Fprintf(&b, "%s %s ended on its own, without an error", r.what, r.name)
-	}
-	if r.output != nil {
-		if out := strings.TrimSpace(r.output.String()); out != "" {
-			fmt.Fprintf(&b, "; its last output:\n%s", lastLines(out, 15))
-		}
-	}
-	return b.String()
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-// running returns the runner called name.
-func (sc *Scenario) running(name string) (*runner, error) {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if r, ok := sc.runners[name]; ok {
-		return r, nil
-	}
-	var names []string
-	for n := range sc.runners {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		return nil, usageErr("nothing called %s is running: start a controller with start, or a process with spawn, first", name)
-	}
-	return nil, usageErr("nothing called %s is running%s; running are %s", name, suggest(name, names), strings.Join(names, ", "))
-}
-
-// addRunner keeps r under its name, refusing a name already running.
-func (sc *Scenario) addRunner(r *runner) error {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	if old, ok := sc.runners[r.name]; ok {
-		if done, _ := old.ended(); !done || !old.halted {
-			return usageErr("%s is already running; halt it first", r.name)
-		}
-	}
-	if sc.runners == nil {
-		sc.runners = map[string]*runner{}
-	}
-	sc.runners[r.name] = r
-	return nil
-}
-
-// runnerOf returns the runner whose actor is actor, if one runs.
-func (sc *Scenario) runnerOf(actor string) *runner {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	for _, r := range sc.runners {
-		if r.actor == actor {
-			return r
-		}
-	}
-	return nil
-}
 
 func runStart(sc *Scenario, inv Invocation) error {
 	c, err := sc.controller(inv.Args[0])
@@ -152,8 +52,8 @@ func runStart(sc *Scenario, inv Invocation) error {
 	if c.Run == nil {
 		return usageErr("controller %s has no running form: register it with racekit.Runner, or give it racekit.Runs or racekit.Manages, to start it; reconcile runs its reconciler once", c.Name)
 	}
-	if r := sc.runnerOf(actor); r != nil {
-		return usageErr("%s already runs as %s; give this one another actor: start %s as %s-2", r.name, actor, c.Name, actor)
+	if err := sc.checkFree(c.Name, actor, "start"); err != nil {
+		return err
 	}
 	a, err := sc.Actor(actor)
 	if err != nil {
@@ -161,14 +61,11 @@ func runStart(sc *Scenario, inv Invocation) error {
 	}
 	in := &Instance{Controller: c, Actor: actor, Namespace: sc.Namespace, Config: rest.CopyConfig(a.Config), sc: sc}
 	ctx, cancel := context.WithCancel(sc.ctx)
-	r := &runner{name: c.Name, actor: actor, what: "controller", stop: cancel, kill: cancel, done: make(chan struct{})}
-	if err := sc.addRunner(r); err != nil {
-		cancel()
-		return err
-	}
+	l := &life{name: c.Name, actor: actor, what: "controller", started: time.Now(), stop: cancel, kill: cancel, done: make(chan struct{})}
+	sc.addLife(l)
 	go func() {
-		r.err = callRun(ctx, c, in)
-		close(r.done)
+		l.err = callRun(ctx, c, in)
+		close(l.done)
 		sc.rec.poke()
 	}()
 	return nil
@@ -199,67 +96,70 @@ func runHalt(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return err
 	}
-	err = sc.halt(r, grace)
-	if r.output != nil {
-		fmt.Fprint(inv.Stdout, r.output.String())
+	l := r.last()
+	err = sc.halt(l, grace, inv.Pos)
+	if l.output != nil {
+		fmt.Fprint(inv.Stdout, l.output.String())
 	}
 	return err
 }
 
-// halt stops r and waits for it, at most grace before it calls r stuck (a
-// process is then killed). It fails when r does not stop, or had ended on
-// its own with an error before it was asked to.
-func (sc *Scenario) halt(r *runner, grace time.Duration) error {
-	sc.mu.Lock()
-	if r.halted {
-		sc.mu.Unlock()
-		return fmt.Errorf("%s %s was halted already", r.what, r.name)
+// halt stops l and waits for it, at most grace before it calls l stuck (a
+// process is then killed); at says where, for messages. It fails when l
+// does not stop, or had ended on its own with an error before it was
+// asked to.
+func (sc *Scenario) halt(l *life, grace time.Duration, at string) error {
+	done, err := l.ended()
+	l.mu.Lock()
+	if l.halted != "" {
+		l.mu.Unlock()
+		return fmt.Errorf("%s %s was halted already, at %s", l.what, l.name, l.halted)
 	}
-	r.halted = true
-	sc.mu.Unlock()
-	if done, err := r.ended(); done {
+	l.halted, l.ownEnd = at, done
+	l.mu.Unlock()
+	if done {
 		if err != nil {
-			return errors.New(r.describe())
+			return errors.New(l.describe())
 		}
 		return nil
 	}
-	r.stop()
+	l.stop()
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
-	case <-r.done:
+	case <-l.done:
 		return nil
 	case <-timer.C:
 	}
-	if r.what == "controller" {
-		return fmt.Errorf("controller %s did not return within %v of its context's end: its Run must return when the context is done", r.name, grace)
+	if l.what == "controller" {
+		return fmt.Errorf("controller %s did not return within %v of its context's end: its Run must return when the context is done", l.name, grace)
 	}
-	r.kill()
-	<-r.done // SIGKILL cannot be ignored; WaitDelay bounds the output's pipes
-	return fmt.Errorf("process %s did not exit within %v of SIGTERM, and was killed with SIGKILL: a controller should stop when asked", r.name, grace)
+	l.kill()
+	<-l.done // SIGKILL cannot be ignored; WaitDelay bounds the output's pipes
+	return fmt.Errorf("process %s did not exit within %v of SIGTERM, and was killed with SIGKILL: a controller should stop when asked", l.name, grace)
 }
 
 // haltAll halts what still runs when the scenario ends, and returns what
-// went wrong: a runner that would not stop, or that ended on its own with
+// went wrong: a life that would not stop, or that ended on its own with
 // an error.
 func (sc *Scenario) haltAll() []string {
 	sc.mu.Lock()
-	var rs []*runner
+	var ls []*life
 	for _, r := range sc.runners {
-		if !r.halted {
-			rs = append(rs, r)
+		if l := r.last(); l.haltedAt() == "" {
+			ls = append(ls, l)
 		}
 	}
 	sc.mu.Unlock()
-	sort.Slice(rs, func(i, j int) bool { return rs[i].name < rs[j].name })
+	sort.Slice(ls, func(i, j int) bool { return ls[i].name < ls[j].name })
 	var msgs []string
 	var wg sync.WaitGroup
-	errs := make([]error, len(rs))
-	for i, r := range rs {
+	errs := make([]error, len(ls))
+	for i, l := range ls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = sc.halt(r, DefaultGrace)
+			errs[i] = sc.halt(l, DefaultGrace, "the end of the scenario")
 		}()
 	}
 	wg.Wait()
@@ -272,21 +172,30 @@ func (sc *Scenario) haltAll() []string {
 }
 
 // outputs returns the output of each process the scenario spawned, for the
-// scenario's log.
+// scenario's log: each life's, numbered when a name had more than one.
 func (sc *Scenario) outputs() []string {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	var names []string
-	for n, r := range sc.runners {
-		if r.output != nil {
-			names = append(names, n)
-		}
+	for n := range sc.runners {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	var out []string
 	for _, n := range names {
-		if s := strings.TrimSpace(sc.runners[n].output.String()); s != "" {
-			out = append(out, fmt.Sprintf("output of %s:\n%s", n, s))
+		lives := sc.runners[n].lives
+		for _, l := range lives {
+			if l.output == nil {
+				continue
+			}
+			s := strings.TrimSpace(l.output.String())
+			switch {
+			case s == "":
+			case len(lives) > 1:
+				out = append(out, fmt.Sprintf("output of %s (life %d of %d):\n%s", n, l.n, len(lives), s))
+			default:
+				out = append(out, fmt.Sprintf("output of %s:\n%s", n, s))
+			}
 		}
 	}
 	return out

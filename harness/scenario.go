@@ -105,8 +105,8 @@ type Scenario struct {
 	// exploreFrom is the last sequence number before an explore
 	// workload's calls, noted by the learning run's marker.
 	exploreFrom int
-	// runners are the controllers and processes that run on their own
-	// (running.go), by name.
+	// runners are the names under which controllers and processes run on
+	// their own, each with its lives (lives.go).
 	runners map[string]*runner
 	// proxy is the racing proxy, once spawn or racekit proxy needed it;
 	// proxied are the actors it knows, and proxyLog what it said of
@@ -117,6 +117,9 @@ type Scenario struct {
 	// cacheTimeout bounds each wait for a cached controller's cache to
 	// catch up (cache.go); zero means DefaultCacheTimeout.
 	cacheTimeout time.Duration
+	// flight knows each actor's calls in flight, hooks and all, for idle
+	// (inflight.go).
+	flight inFlight
 }
 
 // armedHook is a hook with where the script armed it.
@@ -314,6 +317,7 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	cfg.UserAgent = name + "/racekit"
 	cfg.Wrap(sc.rec.Wrap(name))
 	cfg.Wrap(hooks.Wrap(name, sc.hooks))
+	cfg.Wrap(sc.flight.wrap(name))
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", name, err)
@@ -328,7 +332,7 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 // hooks and recorder as actor (Instance.HTTPClient).
 func (sc *Scenario) httpClient(actor, service string) *http.Client {
 	base := http.DefaultTransport.(*http.Transport).Clone()
-	return &http.Client{Transport: hooks.WrapService(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base))}
+	return &http.Client{Transport: sc.flight.wrap(actor)(hooks.WrapService(actor, sc.hooks)(sc.rec.wrapService(actor, service)(base)))}
 }
 
 // sideEffect reports whether resource is a registered controller's call

@@ -2,8 +2,10 @@ package harness
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -26,7 +28,7 @@ func init() {
 	register(&Command{
 		Name: "spawn", Args: "NAME [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
 		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME: " +
-			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace; its output goes to $WORK/NAME.log and, when halted, to stdout; " +
+			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
 			"it gets SIGTERM when the scenario ends, if halt has not stopped it",
 		Run: runSpawn,
 	})
@@ -59,14 +61,18 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 	if len(rest) < 2 {
 		return usageErr("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
 	}
-	if r := sc.runnerOf(name); r != nil {
-		return usageErr("%s already runs as %s; halt it first, or spawn this one under another name", r.name, name)
+	if err := sc.checkFree(name, name, "spawn"); err != nil {
+		return err
+	}
+	placeholder := filepath.Join(sc.Dir, SpawnedKubeconfig)
+	kubeconfigPath := filepath.Join(sc.Dir, ".kube", name)
+	if err := sc.checkSpawnEnv(name, env, placeholder, kubeconfigPath); err != nil {
+		return err
 	}
 	kubeconfig, err := sc.kubeconfig(name)
 	if err != nil {
 		return err
 	}
-	placeholder := filepath.Join(sc.Dir, SpawnedKubeconfig)
 	args := make([]string, 0, len(rest)-1)
 	for _, a := range rest[1:] {
 		args = append(args, strings.ReplaceAll(a, placeholder, kubeconfig))
@@ -74,7 +80,7 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 	for i, kv := range env {
 		env[i] = strings.ReplaceAll(kv, placeholder, kubeconfig)
 	}
-	logFile, err := os.Create(filepath.Join(sc.Dir, name+".log"))
+	logFile, err := sc.spawnLog(name)
 	if err != nil {
 		return err
 	}
@@ -89,17 +95,19 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 	// racekit killed outright leaves no controller behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		return fmt.Errorf("start %s: %w", args[0], err)
+		return fmt.Errorf("start %s: %w%s", args[0], err, sc.notFoundHint(args[0], err))
 	}
 	pid := cmd.Process.Pid
 	sc.cp.track(pid)
 	signal := func(s syscall.Signal) func() {
 		return func() { _ = syscall.Kill(-pid, s) }
 	}
-	r := &runner{name: name, actor: name, what: "process", stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
+	l := &life{name: name, actor: name, what: "process", started: started, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
 		done: make(chan struct{}), output: out}
+	sc.addLife(l)
 	go func() {
 		err := cmd.Wait()
 		// What it started in its group goes with it.
@@ -107,17 +115,64 @@ func runSpawn(sc *Scenario, inv Invocation) error {
 		sc.cp.untrack(pid)
 		logFile.Close()
 		if err != nil {
-			r.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
+			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 		}
-		close(r.done)
+		close(l.done)
 		sc.rec.poke()
 	}()
-	if err := sc.addRunner(r); err != nil {
-		r.kill()
-		<-r.done
-		return err
+	return nil
+}
+
+// checkSpawnEnv refuses a KEY=VALUE of the spawn line that spawn would
+// override: KUBECONFIG, which must point the process at the racing proxy as
+// the actor name, so that its calls are recorded and hooked, and
+// NAMESPACE, the scenario's namespace, outside which its objects are other
+// scenarios'. The placeholder $KUBECONFIG, and the values spawn sets
+// anyway, are fine.
+func (sc *Scenario) checkSpawnEnv(name string, env []string, placeholder, kubeconfig string) error {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "KUBECONFIG" && v != placeholder && v != kubeconfig:
+			return usageErr("%s would be overridden: spawn sets KUBECONFIG to %s's kubeconfig for the racing proxy (%s), so that every call the process makes is recorded and hooked as %s; "+
+				"leave it out, or write KUBECONFIG=$KUBECONFIG, and give a program that must read another kubeconfig a flag of its own", kv, name, kubeconfig, name)
+		case k == "NAMESPACE" && v != sc.Namespace:
+			return usageErr("%s would be overridden: spawn sets NAMESPACE to the scenario's namespace (%s), where its objects are, since other scenarios run beside it on the same API server; "+
+				"leave it out, or write NAMESPACE=$NAMESPACE", kv, sc.Namespace)
+		}
 	}
 	return nil
+}
+
+// notFoundHint says where spawn looked for a command it could not start:
+// a relative path in the scenario's work folder, a bare name on $PATH.
+func (sc *Scenario) notFoundHint(command string, err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return fmt.Sprintf("; a name without a slash is looked up in $PATH, and COMMAND runs in the scenario's work folder, %s: a program there is ./%s", sc.Dir, command)
+	case errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(command):
+		return fmt.Sprintf("; COMMAND runs in the scenario's work folder, %s, so %s is taken from there: the scenario's archive files are there, and a program built elsewhere needs its absolute path or a name on $PATH", sc.Dir, command)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Sprintf("; it is not executable (a file from the scenario's archive is not: chmod 755 %s before spawn makes it so); COMMAND runs in the scenario's work folder, %s", command, sc.Dir)
+	}
+	return ""
+}
+
+// spawnLog creates the log file of the next life under name:
+// $WORK/NAME.log for the first, $WORK/NAME.2.log for the second, and so
+// on, so that a life does not overwrite the one before.
+func (sc *Scenario) spawnLog(name string) (*os.File, error) {
+	sc.mu.Lock()
+	n := 1
+	if r, ok := sc.runners[name]; ok {
+		n = len(r.lives) + 1
+	}
+	sc.mu.Unlock()
+	file := name + ".log"
+	if n > 1 {
+		file = fmt.Sprintf("%s.%d.log", name, n)
+	}
+	return os.Create(filepath.Join(sc.Dir, file))
 }
 
 // kubeconfig writes actor's kubeconfig for the scenario's racing proxy
