@@ -318,4 +318,3 @@ func (h Hook) Trigger() string {
 
 // Line renders h as the on command that arms it.
 func (h Hook) Line() string { return "on " + h.Trigger() + ": " + h.Interferer }
-
