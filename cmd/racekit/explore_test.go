@@ -229,7 +229,6 @@ func TestExplore(t *testing.T) {
 		}
 	})
 
-
 	t.Run("the learning run fails", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "no_deployment.txtar")
 		assert.NilError(t, os.WriteFile(f, []byte("# The script before the explore line fails.\nfield deployments/web spec.replicas 2\nexplore reconcile webapps/web\nwith annotate bob deployments/web team=blue\n"), 0o644))
