@@ -3,6 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -151,4 +152,32 @@ func (r *ExploreReport) Normalize() string {
 		fmt.Fprintf(&b, "--- %s\n%s", il.Name, il.Trace.Normalize())
 	}
 	return b.String()
+}
+
+// scriptComment returns the script of the archive an Env runs: its
+// comment, where the commands are.
+func scriptComment(env *testscript.Env) string {
+	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
+	if !ts.IsValid() || ts.IsNil() {
+		return ""
+	}
+	ar := ts.Elem().FieldByName("archive")
+	if !ar.IsValid() || ar.IsNil() {
+		return ""
+	}
+	c := ar.Elem().FieldByName("Comment")
+	if !c.IsValid() {
+		return ""
+	}
+	return string(c.Bytes())
+}
+
+// hasExploreLine reports whether script has an explore line.
+func hasExploreLine(script string) bool {
+	for _, line := range strings.Split(script, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "explore" {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package harness
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -151,4 +152,41 @@ func splitPos(pos string) (string, int) {
 		return pos, 0
 	}
 	return pos[:i], n
+}
+
+// tolerate reports whether f is the failed action of an explore
+// interferer, which the run reports, through log, and goes on from
+// (ScriptOptions.interferers); it keeps f, marked Tolerated, among the
+// scenario's failures.
+func (sc *Scenario) tolerate(f Failure, log func(string)) bool {
+	if f.Kind != FailHookAction || f.Hook == nil {
+		return false
+	}
+	_, line := splitPos(f.Hook.Armed)
+	if !slices.Contains(sc.opts.interferers, line) {
+		return false
+	}
+	f.Tolerated = true
+	sc.record(f)
+	log(f.Text() + " (an explore interferer's own action: the run goes on, and the invariants judge it)")
+	return true
+}
+
+// endFailures returns what went wrong that the end of the script finds:
+// halted, what haltAll said; the hook actions not reported yet, but for
+// the interferers' (tolerate, through log); and the hooks that never
+// fired. It keeps them among the scenario's failures.
+func (sc *Scenario) endFailures(halted []string, log func(...any)) []Failure {
+	var fs []Failure
+	for _, msg := range halted {
+		fs = append(fs, Failure{Kind: FailHalted, Message: msg})
+	}
+	for _, f := range sc.hookErrors() {
+		if !sc.tolerate(f, func(s string) { log(s) }) {
+			fs = append(fs, f)
+		}
+	}
+	fs = append(fs, sc.unfired()...)
+	sc.record(fs...)
+	return fs
 }

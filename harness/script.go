@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -144,24 +143,10 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 				if s := strings.TrimSpace(sc.proxyLog.String()); s != "" {
 					t.Log("the racing proxy said:\n" + s)
 				}
-				var fs []Failure
-				for _, msg := range halted {
-					fs = append(fs, Failure{Kind: FailHalted, Message: msg})
-				}
-				for _, f := range sc.hookErrors() {
-					if sc.tolerated(&f) {
-						sc.record(f)
-						t.Log(f.Text() + " (an interferer's action: the run goes on)")
-						continue
-					}
-					fs = append(fs, f)
-				}
-				fs = append(fs, sc.unfired()...)
-				for _, f := range fs {
+				for _, f := range sc.endFailures(halted, t.Log) {
 					fail(t, "FAIL: "+f.Text())
 					sc.Failed = true
 				}
-				sc.record(fs...)
 				if f, ok := t.(interface{ Failed() bool }); ok && f.Failed() {
 					sc.Failed = true
 				}
@@ -199,12 +184,9 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		}
 		for _, f := range sc.hookErrors() {
 			f.File, f.Line = file, line
-			if sc.tolerated(&f) {
-				sc.record(f)
-				ts.Logf("%s (an interferer's action: the run goes on)", f.Text())
-				continue
+			if !sc.tolerate(f, func(s string) { ts.Logf("%s", s) }) {
+				fs = append(fs, f)
 			}
-			fs = append(fs, f)
 		}
 		if len(fs) > 0 {
 			sc.record(fs...)
@@ -261,47 +243,4 @@ func scriptField(env *testscript.Env, field string) string {
 		return "scenario"
 	}
 	return f.String()
-}
-
-// scriptComment returns the script of the archive an Env runs: its
-// comment, where the commands are.
-func scriptComment(env *testscript.Env) string {
-	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
-	if !ts.IsValid() || ts.IsNil() {
-		return ""
-	}
-	ar := ts.Elem().FieldByName("archive")
-	if !ar.IsValid() || ar.IsNil() {
-		return ""
-	}
-	c := ar.Elem().FieldByName("Comment")
-	if !c.IsValid() {
-		return ""
-	}
-	return string(c.Bytes())
-}
-
-// hasExploreLine reports whether script has an explore line.
-func hasExploreLine(script string) bool {
-	for _, line := range strings.Split(script, "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == "explore" {
-			return true
-		}
-	}
-	return false
-}
-
-// tolerated reports whether f is the failed action of an explore
-// interferer, which the run reports and goes on from (ScriptOptions.interferers),
-// and marks it so.
-func (sc *Scenario) tolerated(f *Failure) bool {
-	if f.Kind != FailHookAction || f.Hook == nil {
-		return false
-	}
-	_, line := splitPos(f.Hook.Armed)
-	if !slices.Contains(sc.opts.interferers, line) {
-		return false
-	}
-	f.Tolerated = true
-	return true
 }
