@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,49 @@ func (il Interleaving) InterfererFailed() bool {
 		}
 	}
 	return false
+}
+
+// judge sets il's outcome from its run's failures. A failure of anything
+// but the interferers' own hooks makes it a finding. Otherwise it is n/a
+// when, at depth 2, a hook's moment never came, or when an interferer's
+// own action failed (it changed nothing the workload could trip on, and
+// the invariants held); and a pass when nothing failed.
+func judge(il *Interleaving, passed bool, heads []int) {
+	var own, unfired, other []Failure
+	for _, f := range il.Failures {
+		_, line := splitPos(hookArmed(f))
+		switch {
+		case f.Tolerated:
+			own = append(own, f)
+		case f.Kind == FailUnfired && slices.Contains(heads, line):
+			unfired = append(unfired, f)
+		default:
+			other = append(other, f)
+		}
+	}
+	switch {
+	case len(other) > 0:
+		il.Failure = other[0].Summary()
+	case len(unfired) > 0 && len(il.Hooks) > 1:
+		il.NotApplicable, il.NotApplicableWhy = true, "a later moment never came"
+	case len(unfired) > 0:
+		il.Failure = unfired[0].Summary()
+	case !passed:
+		il.Failure = "the run failed outside racekit's commands (a testscript command of its own?): see its log"
+	case len(own) > 0:
+		msg, _, _ := strings.Cut(own[0].Message, "\n")
+		il.NotApplicable, il.NotApplicableWhy = true, "interferer failed: "+msg
+	default:
+		il.Passed = true
+	}
+}
+
+// hookArmed returns where f's hook was armed, or "".
+func hookArmed(f Failure) string {
+	if f.Hook == nil {
+		return ""
+	}
+	return f.Hook.Armed
 }
 
 // ExploreReport is what Explore found.

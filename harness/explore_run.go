@@ -9,7 +9,6 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -106,10 +105,6 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 		return nil, err
 	}
 	rep.Total = len(runs)
-	type run struct {
-		index int
-		hooks []Hook
-	}
 	var todo []run
 	var names []string
 	unselected := 0
@@ -133,8 +128,26 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 	if unselected > 0 {
 		rep.Selected = xo.Selected
 	}
-	rep.Interleavings = make([]Interleaving, len(todo))
-	var progress sync.Mutex
+	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, xo.Progress)
+	if err := interfererFails(e, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// run is one of an exploration's runs: its place among them all, and the
+// hooks it arms.
+type run struct {
+	index int
+	hooks []Hook
+}
+
+// runAll runs todo, at most exploreWorkers at a time, each in a folder of
+// its own under dir, and returns their outcomes in todo's order; progress,
+// if set, hears of each run's end.
+func runAll(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *exploration, dir string, todo []run, progress func(done, total, failed int)) []Interleaving {
+	out := make([]Interleaving, len(todo))
+	var mu sync.Mutex
 	done, failed := 0, 0
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, exploreWorkers)
@@ -146,23 +159,20 @@ func Explore(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file str
 			defer func() { <-slots }()
 			il := interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), r.hooks, len(e.interferers) > 1)
 			il.Index = r.index
-			rep.Interleavings[i] = il
-			progress.Lock()
-			defer progress.Unlock()
+			out[i] = il
+			mu.Lock()
+			defer mu.Unlock()
 			done++
 			if !il.Passed && !il.NotApplicable {
 				failed++
 			}
-			if xo.Progress != nil {
-				xo.Progress(done, len(todo), failed)
+			if progress != nil {
+				progress(done, len(todo), failed)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := interfererFails(e, rep); err != nil {
-		return nil, err
-	}
-	return rep, nil
+	return out
 }
 
 // learn runs the learning run: the script up to the explore line, then the
@@ -338,49 +348,6 @@ func interleave(ctx context.Context, cp *ControlPlane, opts ScriptOptions, e *ex
 	}
 	judge(&il, res.Passed, opts.interferers)
 	return il
-}
-
-// judge sets il's outcome from its run's failures. A failure of anything
-// but the interferers' own hooks makes it a finding. Otherwise it is n/a
-// when, at depth 2, a hook's moment never came, or when an interferer's
-// own action failed (it changed nothing the workload could trip on, and
-// the invariants held); and a pass when nothing failed.
-func judge(il *Interleaving, passed bool, heads []int) {
-	var own, unfired, other []Failure
-	for _, f := range il.Failures {
-		_, line := splitPos(hookArmed(f))
-		switch {
-		case f.Tolerated:
-			own = append(own, f)
-		case f.Kind == FailUnfired && slices.Contains(heads, line):
-			unfired = append(unfired, f)
-		default:
-			other = append(other, f)
-		}
-	}
-	switch {
-	case len(other) > 0:
-		il.Failure = other[0].Summary()
-	case len(unfired) > 0 && len(il.Hooks) > 1:
-		il.NotApplicable, il.NotApplicableWhy = true, "a later moment never came"
-	case len(unfired) > 0:
-		il.Failure = unfired[0].Summary()
-	case !passed:
-		il.Failure = "the run failed outside racekit's commands (a testscript command of its own?): see its log"
-	case len(own) > 0:
-		msg, _, _ := strings.Cut(own[0].Message, "\n")
-		il.NotApplicable, il.NotApplicableWhy = true, "interferer failed: "+msg
-	default:
-		il.Passed = true
-	}
-}
-
-// hookArmed returns where f's hook was armed, or "".
-func hookArmed(f Failure) string {
-	if f.Hook == nil {
-		return ""
-	}
-	return f.Hook.Armed
 }
 
 // runScript writes script as dir/NAME (file's base name, so that failures
