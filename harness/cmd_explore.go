@@ -3,7 +3,7 @@ package harness
 import (
 	"flag"
 	"fmt"
-	"regexp"
+	"reflect"
 	"strings"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -54,7 +54,7 @@ func runExplore(sc *Scenario, inv Invocation) error {
 			sc.t.Run(il.Name, func(t testscript.T) {
 				switch {
 				case il.NotApplicable:
-					t.Log("not applicable: " + il.Failure)
+					t.Log("not applicable: " + il.NotApplicableWhy)
 				case !il.Passed:
 					t.Log(il.Log)
 					t.Fatal("FAIL: " + il.Failure)
@@ -70,52 +70,37 @@ func runExplore(sc *Scenario, inv Invocation) error {
 	return nil
 }
 
-// momentsRun returns what go test -run selects among the subtests an
-// explore line runs, one per interleaving, so that
-// -run 'TestScenarios/NAME/MOMENT$' runs that interleaving alone, not
-// the whole exploration: the element of the pattern one level below t's
-// own name, as testing matches it. It returns nil when the pattern does
-// not reach that level, or when t is not a go test test.
+// momentsRun returns what go test -run and -skip select among the
+// subtests an explore line runs, one per interleaving, so that
+// -run 'TestScenarios/NAME/MOMENT$' runs that interleaving alone, not the
+// whole exploration: each subtest's full name, t's name and its own,
+// matched as package testing matches it (explore_match.go). It returns nil
+// when t is not a go test test or neither flag is set.
 func momentsRun(t testscript.T) (func(string) bool, string) {
 	named, ok := t.(interface{ Name() string })
-	f := flag.Lookup("test.run")
-	if !ok || f == nil || f.Value.String() == "" {
+	run, skip := testFlag("test.run"), testFlag("test.skip")
+	if !ok || run == "" && skip == "" {
 		return nil, ""
 	}
-	elems := splitPattern(f.Value.String())
-	depth := strings.Count(named.Name(), "/") + 1
-	if len(elems) <= depth || elems[depth] == "" {
-		return nil, ""
+	sel := testSelector(run, skip)
+	var how []string
+	if run != "" {
+		how = append(how, "-run "+run)
 	}
-	re, err := regexp.Compile(elems[depth])
-	if err != nil {
-		return nil, "" // go test has refused it already
+	if skip != "" {
+		how = append(how, "-skip "+skip)
 	}
-	return re.MatchString, "-run " + elems[depth]
+	prefix := named.Name() + "/"
+	return func(name string) bool { return sel(prefix + name) }, strings.Join(how, " ")
 }
 
-// splitPattern splits a -run pattern at the slashes that separate the
-// levels of test names, as package testing does: not inside brackets or
-// parentheses.
-func splitPattern(p string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth--
-		case '\\':
-			i++
-		case '/':
-			if depth == 0 {
-				out = append(out, p[start:i])
-				start = i + 1
-			}
-		}
+// testFlag returns the value of go test's flag called name, "" when it is
+// not defined or not set.
+func testFlag(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
 	}
-	return append(out, p[start:])
+	return ""
 }
 
 // Table renders the report: each interleaving's moment, interferer,
@@ -141,7 +126,7 @@ func (r *ExploreReport) Table() string {
 		outcome := "pass"
 		switch {
 		case il.NotApplicable:
-			outcome = "n/a (a later moment never came)"
+			outcome = "n/a (" + il.NotApplicableWhy + ")"
 		case !il.Passed:
 			outcome = "FAIL " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
 		}
@@ -167,4 +152,32 @@ func (r *ExploreReport) Normalize() string {
 		fmt.Fprintf(&b, "--- %s\n%s", il.Name, il.Trace.Normalize())
 	}
 	return b.String()
+}
+
+// scriptComment returns the script of the archive an Env runs: its
+// comment, where the commands are.
+func scriptComment(env *testscript.Env) string {
+	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
+	if !ts.IsValid() || ts.IsNil() {
+		return ""
+	}
+	ar := ts.Elem().FieldByName("archive")
+	if !ar.IsValid() || ar.IsNil() {
+		return ""
+	}
+	c := ar.Elem().FieldByName("Comment")
+	if !c.IsValid() {
+		return ""
+	}
+	return string(c.Bytes())
+}
+
+// hasExploreLine reports whether script has an explore line.
+func hasExploreLine(script string) bool {
+	for _, line := range strings.Split(script, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "explore" {
+			return true
+		}
+	}
+	return false
 }

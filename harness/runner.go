@@ -22,6 +22,11 @@ type Result struct {
 	Log string
 	// Trace is what the scenario's actors sent and received.
 	Trace Trace
+	// Failures are what went wrong, as values, in the order Log shows
+	// them (failure.go): explore and other judges of a run read these,
+	// not Log. A failure of testscript's own commands (exec, cmp) is only
+	// in Log.
+	Failures []Failure `json:",omitempty"`
 }
 
 // RunFiles runs the scenario files opts names (opts.Files) one after
@@ -49,11 +54,13 @@ func RunFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Resul
 
 func runFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Result {
 	traces := map[string]Trace{}
+	failures := map[string][]Failure{}
 	var mu sync.Mutex
 	done := opts.Done
 	opts.Done = func(sc *Scenario) {
 		mu.Lock()
 		traces[sc.Name] = sc.Trace()
+		failures[sc.Name] = sc.Failures()
 		mu.Unlock()
 		if done != nil {
 			done(sc)
@@ -64,6 +71,7 @@ func runFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Resul
 	results := top.results
 	for i := range results {
 		results[i].Trace = traces[results[i].Name]
+		results[i].Failures = failures[results[i].Name]
 	}
 	if top.failed && len(results) == 0 {
 		results = append(results, Result{Name: "scenarios", Log: top.log.String()})

@@ -105,6 +105,8 @@ type Scenario struct {
 	// exploreFrom is the last sequence number before an explore
 	// workload's calls, noted by the learning run's marker.
 	exploreFrom int
+	// failures are what went wrong so far, as values (failure.go).
+	failures []Failure
 	// runners are the names under which controllers and processes run on
 	// their own, each with its lives (lives.go).
 	runners map[string]*runner
@@ -472,10 +474,10 @@ func (sc *Scenario) hookByID(id int) (*armedHook, bool) {
 
 // hookErrors returns the hook action errors not reported before, each
 // naming the hook and where it was armed.
-func (sc *Scenario) hookErrors() []string {
+func (sc *Scenario) hookErrors() []Failure {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	var out []string
+	var out []Failure
 	for _, a := range sc.armed {
 		err := sc.hooks.Err(a.Armed)
 		if err == nil {
@@ -483,21 +485,23 @@ func (sc *Scenario) hookErrors() []string {
 		}
 		msgs := strings.Split(err.Error(), "\n")
 		for _, m := range msgs[sc.reported[a.Armed]:] {
-			out = append(out, fmt.Sprintf("hook %d (%s), armed at %s, failed: %s", a.ID, a.Hook.String(), a.pos, m))
+			out = append(out, Failure{Kind: FailHookAction, Command: a.Label, Message: m,
+				Hook: &FailedHook{ID: a.ID, Trigger: a.Hook.String(), Armed: a.pos}})
 		}
 		sc.reported[a.Armed] = len(msgs)
 	}
 	return out
 }
 
-// unfired returns a message for each armed hook that never fired.
-func (sc *Scenario) unfired() []string {
+// unfired returns a failure for each armed hook that never fired.
+func (sc *Scenario) unfired() []Failure {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	var out []string
+	var out []Failure
 	for _, a := range sc.armed {
 		if sc.hooks.Fired(a.Armed) == 0 {
-			out = append(out, fmt.Sprintf("%s: hook %d (%s: %s) never fired: no matching call was made after it was armed", a.pos, a.ID, a.Hook.String(), a.Label))
+			out = append(out, Failure{Kind: FailUnfired, Command: a.Label, Message: "no matching call was made after it was armed",
+				Hook: &FailedHook{ID: a.ID, Trigger: a.Hook.String(), Armed: a.pos}})
 		}
 	}
 	return out

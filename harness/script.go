@@ -42,6 +42,11 @@ type ScriptOptions struct {
 	// assertions of a controller's own domain. help and the language
 	// reference show them (Commands).
 	Commands []*Command
+	// interferers are the lines of an explore run's script whose hooks
+	// are the exploration's interferers: an interferer whose own action
+	// fails (a NotFound on a first reconcile) is reported, but the run goes
+	// on, so that the invariants judge it (explore.go).
+	interferers []int
 }
 
 // Check reports a controller or command that cannot be used: a name given
@@ -114,6 +119,10 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 				return err
 			}
 			sc.controllers, sc.commands, sc.opts = ctrls, all, opts
+			// A scenario with an explore line only explores: the lines
+			// before it run in each of explore's runs, not here, so that
+			// go test and racekit explore run the same lines.
+			sc.exploring = hasExploreLine(scriptComment(env))
 			sc.verifyReads = opts.VerifyReads
 			sc.hooks.Timeout = opts.HookTimeout
 			if sc.hooks.Timeout == 0 {
@@ -134,8 +143,8 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 				if s := strings.TrimSpace(sc.proxyLog.String()); s != "" {
 					t.Log("the racing proxy said:\n" + s)
 				}
-				for _, msg := range append(append(halted, sc.hookErrors()...), sc.unfired()...) {
-					fail(t, "FAIL: "+msg)
+				for _, f := range sc.endFailures(halted, t.Log) {
+					fail(t, "FAIL: "+f.Text())
 					sc.Failed = true
 				}
 				if f, ok := t.(interface{ Failed() bool }); ok && f.Failed() {
@@ -159,19 +168,32 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		sc.mu.Lock()
 		exploring := sc.exploring
 		sc.mu.Unlock()
-		if exploring {
+		if exploring && c.Name != "explore" {
 			return // each interleaving runs this line
 		}
-		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: scriptPos(ts), Setenv: ts.Setenv, Defer: ts.Defer})
-		var msgs []string
+		pos := scriptPos(ts)
+		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: pos, Setenv: ts.Setenv, Defer: ts.Defer})
+		file, line := splitPos(pos)
+		var fs []Failure
 		if err != nil {
 			if crash := sc.cp.crashed(); crash != nil {
 				err = fmt.Errorf("%w\n(the command failed with: %v)", crash, err)
 			}
-			msgs = append(msgs, fmt.Sprintf("%s: %v", strings.Join(append([]string{c.Name}, args...), " "), err))
+			fs = append(fs, Failure{Kind: FailCommand, File: file, Line: line, Command: strings.Join(append([]string{c.Name}, args...), " "),
+				Message: err.Error(), Rules: rulesIn(err.Error())})
 		}
-		msgs = append(msgs, sc.hookErrors()...)
-		if len(msgs) > 0 {
+		for _, f := range sc.hookErrors() {
+			f.File, f.Line = file, line
+			if !sc.tolerate(f, func(s string) { ts.Logf("%s", s) }) {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) > 0 {
+			sc.record(fs...)
+			msgs := make([]string, len(fs))
+			for i, f := range fs {
+				msgs[i] = f.Text()
+			}
 			ts.Fatalf("%s", strings.Join(msgs, "\n"))
 		}
 	}

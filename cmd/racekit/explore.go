@@ -25,12 +25,13 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] [--html FILE] FILE.txtar\n" +
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] [--html FILE] FILE.txtar...\n" +
 	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
 const exploreHelp = exploreUsage + `
-Explores the scenario in FILE. Its explore line names a workload, such as
+Explores the scenario in FILE, or each FILE in turn, on one control plane,
+with a table for each. Its explore line names a workload, such as
 reconcile webapps/web, and the with lines under it name interferers, such
 as annotate bob deployments/web team=blue; the lines after them are the
 invariants. A learning run of the workload alone lists the moments of its
@@ -47,8 +48,12 @@ without --depth, the explore line's depth=N counts (1 when it has none).
 --bug explores a teaching variant of the controller instead of the
 production one (racekit run --list-bugs lists them). --emit DIR writes each
 failing run as a scenario of its own, DIR/NAME_MOMENT.txtar, which fails
-while the bug is there and passes once it is fixed. DIR must be empty or
-absent; racekit creates it, and never overwrites a file.
+while the bug is there and passes once it is fixed; a run in which only the
+interferer's own command failed (n/a) is no finding and is not written.
+DIR must be empty or absent; racekit creates it, and never overwrites a
+file. With several FILEs, --emit writes every file's runs into DIR, and
+--shard runs shard I/N of each; --json and --html, which write one
+exploration's report, take one FILE.
 
 --shard I/N runs shard I of N (1 ≤ I ≤ N): a split of the runs by name,
 the same on every machine, so that N processes run every run once between
@@ -96,7 +101,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) int {
 
 // exploreFlags are racekit explore's arguments, parsed.
 type exploreFlags struct {
-	file  string
+	files []string
 	depth int // 0: the explore line's
 	emit  string
 	bug   teaching.Variant
@@ -137,12 +142,27 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 		return f, fl, mergeArgs(&f, fl, files)
 	}
 	switch {
-	case len(files) != 1:
-		return f, fl, fmt.Errorf("want one FILE.txtar to explore, got %d", len(files))
+	case len(files) == 0:
+		return f, fl, errors.New("want a FILE.txtar to explore, got none")
+	case len(files) > 1 && f.json != "":
+		return f, fl, fmt.Errorf("--json writes one exploration's report, and %d FILEs were given: explore one FILE with --json", len(files))
+	case len(files) > 1 && f.html != "":
+		return f, fl, fmt.Errorf("--html draws one exploration's page, and %d FILEs were given: explore one FILE with --html", len(files))
 	case depthSet(fl) && (f.depth < 1 || f.depth > harness.MaxExploreDepth):
 		return f, fl, fmt.Errorf("bad --depth %d: want 1 or %d", f.depth, harness.MaxExploreDepth)
 	}
-	f.file = files[0]
+	if f.emit != "" {
+		// Each file's regression scenarios are named after it.
+		seen := map[string]string{}
+		for _, file := range files {
+			name := harness.ScenarioName(file)
+			if prev, dup := seen[name]; dup {
+				return f, fl, fmt.Errorf("--emit names each regression scenario after its FILE, and %s and %s have one name: explore them apart", prev, file)
+			}
+			seen[name] = file
+		}
+	}
+	f.files = files
 	if *shard != "" {
 		i, n, err := parseShard(*shard)
 		if err != nil {
@@ -196,9 +216,11 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 			return exitFail
 		}
 	}
-	if fi, err := os.Stat(f.file); err != nil || fi.IsDir() {
-		fmt.Fprintf(stderr, "racekit explore: no scenario file %s\n", f.file)
-		return exitUsage
+	for _, file := range f.files {
+		if fi, err := os.Stat(file); err != nil || fi.IsDir() {
+			fmt.Fprintf(stderr, "racekit explore: no scenario file %s\n", file)
+			return exitUsage
+		}
 	}
 	if f.emit != "" {
 		if err := emptyOrAbsent(f.emit); err != nil {
@@ -213,9 +235,11 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	}
 	// A file that is no explore scenario is refused before the control
 	// plane starts, with the file:line of what is wrong.
-	if err := harness.CheckExplore(opts, f.file); err != nil {
-		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
-		return exitUsage
+	for _, file := range f.files {
+		if err := harness.CheckExplore(opts, file); err != nil {
+			fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+			return exitUsage
+		}
 	}
 
 	ctx := context.Background()
@@ -225,15 +249,34 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 		return exitFail
 	}
 	defer stop()
-	xo := harness.ExploreOptions{Depth: f.depth}
+	code := exitOK
+	for i, file := range f.files {
+		if len(f.files) > 1 {
+			if i > 0 {
+				fmt.Fprintln(stdout)
+			}
+			fmt.Fprintf(stdout, "== %s\n", file)
+		}
+		if c := exploreFile(ctx, cp, opts, f, file, lib, stdout, stderr); c > code {
+			code = c
+		}
+	}
+	return code
+}
+
+// exploreFile explores one FILE for racekit explore and returns its exit
+// code: it prints the table, and writes what --json, --html and --emit ask
+// for.
+func exploreFile(ctx context.Context, cp *harness.ControlPlane, opts harness.ScriptOptions, f exploreFlags, file string, lib []byte, stdout, stderr io.Writer) int {
+	xo := harness.ExploreOptions{Depth: f.depth, Variant: f.bug.Name()}
 	xo.Shard.I, xo.Shard.N = f.shard.i, f.shard.n
 	var line *progressLine
 	if onTerminal(stderr) {
 		line = &progressLine{w: stderr, now: time.Now, start: time.Now()}
-		fmt.Fprintf(stderr, "racekit explore: the learning run of %s...", filepath.Base(f.file))
+		fmt.Fprintf(stderr, "racekit explore: the learning run of %s...", filepath.Base(file))
 		xo.Progress = line.update
 	}
-	rep, err := harness.Explore(ctx, cp, opts, f.file, xo)
+	rep, err := harness.Explore(ctx, cp, opts, file, xo)
 	if line != nil {
 		line.clear()
 	}
@@ -256,7 +299,7 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	}
 	failed := rep.Failed()
 	if f.emit != "" && len(failed) == 0 {
-		fmt.Fprintf(stderr, "racekit explore: no run failed, so --emit wrote nothing\n")
+		fmt.Fprintf(stderr, "racekit explore: no run of %s failed, so --emit wrote nothing for it\n", filepath.Base(file))
 	}
 	if f.emit != "" && len(failed) > 0 {
 		written, err := emit(f.emit, rep)
@@ -290,12 +333,10 @@ func emptyOrAbsent(dir string) error {
 }
 
 // emit writes each failing interleaving of rep as a regression scenario,
-// dir/NAME_MOMENT.txtar, and returns the paths it wrote. It creates dir,
-// refuses one that is not empty, and never overwrites a file.
+// dir/NAME_MOMENT.txtar, and returns the paths it wrote. It creates dir and
+// never overwrites a file; the caller checked that dir was empty before
+// anything ran.
 func emit(dir string, rep *harness.ExploreReport) ([]string, error) {
-	if err := emptyOrAbsent(dir); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -325,8 +366,25 @@ const foundTrace = "found.trace"
 // regression returns il as a scenario of its own: a header that says what
 // explore found, il's script (the explored scenario with the explore line
 // replaced by the hooks and the workload) and the failing run's
-// normalized trace, as a section nothing compares.
+// normalized trace, as a section nothing compares. An interferer whose own
+// action failed in the run, as well as an invariant, runs under try, as
+// explore let the run go on past it: so the scenario fails on the
+// invariant while the bug is there, and passes once it is fixed, not on
+// the interferer's own error forever.
 func regression(rep *harness.ExploreReport, il harness.Interleaving) []byte {
+	script := string(il.Script)
+	var tried []string
+	for _, hk := range il.Hooks {
+		for _, f := range il.Failures {
+			if f.Tolerated && f.Hook != nil && f.Hook.Trigger == hk.Trigger() && f.Command == hk.Interferer {
+				line := "on " + hk.Trigger() + ": try " + hk.Interferer
+				script = strings.Replace(script, hk.Line()+"\n", line+"\n", 1)
+				msg, _, _ := strings.Cut(f.Message, "\n")
+				tried = append(tried, hk.Interferer+": "+msg)
+				break
+			}
+		}
+	}
 	var h strings.Builder
 	fmt.Fprintf(&h, "# racekit explore wrote this regression scenario from %s,\n", filepath.Base(rep.File))
 	fmt.Fprintf(&h, "# exploring %s. With this hook the invariants broke:\n#\n", rep.Workload)
@@ -337,9 +395,16 @@ func regression(rep *harness.ExploreReport, il harness.Interleaving) []byte {
 	for _, l := range strings.Split(il.Failure, "\n") {
 		fmt.Fprintf(&h, "#   %s\n", strings.TrimSpace(l))
 	}
+	if len(tried) > 0 {
+		h.WriteString("#\n# The interferer's own command failed in that run too, and the run went\n")
+		h.WriteString("# on, so here it runs under try:\n#\n")
+		for _, t := range tried {
+			fmt.Fprintf(&h, "#   %s\n", t)
+		}
+	}
 	h.WriteString("#\n# It fails while the bug is there and passes once it is fixed.\n")
 	fmt.Fprintf(&h, "# %s holds the failing run's trace; no command reads it.\n\n", foundTrace)
-	ar := txtar.Parse(il.Script)
+	ar := txtar.Parse([]byte(script))
 	ar.Comment = append([]byte(h.String()), ar.Comment...)
 	ar.Files = append(ar.Files, txtar.File{Name: foundTrace, Data: []byte(il.Trace.Normalize())})
 	return txtar.Format(ar)

@@ -75,6 +75,9 @@ func writeHTML(path string, rep *harness.ExploreReport, lib []byte) error {
 		r := htmlRun{Moment: strings.Join(moment, " + "), Interferer: strings.Join(interferer, " + "),
 			Outcome: runOutcome(il), Failure: il.Failure, Diagram: harness.Mermaid(il.Trace.Rows())}
 		r.Label = map[string]string{outcomePass: "pass", outcomeFail: "FAIL", outcomeNA: "n/a"}[r.Outcome]
+		if il.NotApplicable {
+			r.Failure = "n/a (" + il.NotApplicableWhy + ")"
+		}
 		page.Runs = append(page.Runs, r)
 	}
 	var b bytes.Buffer

@@ -112,7 +112,8 @@ func TestExploreMerge(t *testing.T) {
 		return out
 	}
 	report := func(file, shard string, ils ...harness.Interleaving) *harness.ExploreReport {
-		return &harness.ExploreReport{File: file, Workload: "reconcile webapps/web", Depth: 1, Moments: ms, Total: 3, Shard: shard, Interleavings: ils}
+		return &harness.ExploreReport{File: file, Script: "9f86d081", Workload: "reconcile webapps/web", Interferers: []string{"annotate bob deployments/web team=blue"},
+			Invariants: []string{"annotation deployments/web team=blue"}, Depth: 1, Moments: ms, Total: 3, Shard: shard, Interleavings: ils}
 	}
 	write := func(name string, rep *harness.ExploreReport) string {
 		p := filepath.Join(dir, name)
@@ -128,7 +129,18 @@ func TestExploreMerge(t *testing.T) {
 	s2 := write("s2.json", report("/a/x.txtar", "2/2", il(1, false)))
 	s2pass := write("s2pass.json", report("/a/x.txtar", "2/2", il(1, true)))
 	overlap := write("overlap.json", report("/a/x.txtar", "2/2", il(1, true), il(2, true)))
-	other := write("other.json", &harness.ExploreReport{File: "/a/y.txtar", Workload: "reconcile webapps/web", Depth: 1, Moments: ms, Total: 3, Shard: "2/2", Interleavings: []harness.Interleaving{il(1, true)}})
+	other := write("other.json", report("/a/y.txtar", "2/2", il(1, true)))
+	// Another script of the same name, in another folder, with other
+	// invariants: its one run passed, but it is another exploration.
+	sameName := report("/b/x.txtar", "2/2", il(1, true))
+	sameName.Script, sameName.Invariants = "2c26b46b", []string{"field deployments/web spec.replicas 2"}
+	sameNamePath := write("same-name.json", sameName)
+	bug := report("/a/x.txtar", "2/2", il(1, true))
+	bug.Variant = "blind-update"
+	bugPath := write("bug.json", bug)
+	old := report("/a/x.txtar", "2/2", il(1, true))
+	old.Script = ""
+	oldPath := write("old.json", old)
 	notJSON := writeRaw("not.json", "explored reconcile webapps/web\n")
 	empty := writeRaw("empty.json", "{}\n")
 	unknown := writeRaw("unknown.json", `{"Workload": "reconcile webapps/web", "Total": 1, "Colour": "blue"}`)
@@ -179,7 +191,10 @@ func TestExploreMerge(t *testing.T) {
 		{"overlap", []string{"--merge", s1, overlap}, "racekit explore: --merge: merge: run after_controller_update_deployments_web_1st is in shard 1/2 and in shard 2/2"},
 		{"a shard twice", []string{"--merge", s1, s1}, "racekit explore: --merge: merge: run after_controller_update_deployments_web_1st is in shard 1/2 and in shard 1/2"},
 		{"a gap", []string{"--merge", s1}, "racekit explore: --merge: merge: the shards ran 2 of 3 runs; missing: 1"},
-		{"another exploration", []string{"--merge", s1, other}, "racekit explore: --merge: merge: shard 2/2 explored y.txtar"},
+		{"another exploration", []string{"--merge", s1, other}, "racekit explore: --merge: merge: shard 2/2 is of another exploration than shard 1/2:\n  file: y.txtar, not x.txtar\n"},
+		{"another script of the same name", []string{"--merge", s1, sameNamePath}, "racekit explore: --merge: merge: shard 2/2 is of another exploration than shard 1/2:\n  script (SHA-256): 2c26b46b, not 9f86d081\n  invariants: field deployments/web spec.replicas 2, not annotation deployments/web team=blue\n"},
+		{"another teaching variant", []string{"--merge", s1, bugPath}, "racekit explore: --merge: merge: shard 2/2 is of another exploration than shard 1/2:\n  teaching variant: blind-update, not none (the production controller)\n"},
+		{"a report without identity", []string{"--merge", s1, oldPath}, "racekit explore: --merge: merge: shard 2/2 names no script"},
 		{"merge onto a file", []string{"--merge", "--json", taken, s1, s2}, "racekit explore: --json: " + taken + " exists already: racekit never overwrites a file, so remove it or name another"},
 		{"merge with --html", []string{"--merge", "--html", filepath.Join(dir, "page.html"), s1, s2}, "racekit explore: --merge takes no --html: the page draws each run's trace, which the JSON reports leave out; give --html to the shards"},
 		{"html onto a file", []string{annotation, "--html", taken}, "racekit explore: --html: " + taken + " exists already: racekit never overwrites a file"},

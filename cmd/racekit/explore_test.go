@@ -24,6 +24,11 @@ import (
 // shows explored.
 const annotation = "../../scenarios/explore_annotation.txtar"
 
+// firstReconcile explores a first reconcile with an interferer that
+// scales the Deployment it creates, which fails on its own before the
+// create.
+const firstReconcile = "../../scenarios/testdata/explore_first_reconcile.txtar"
+
 // TestExploreBadInput checks that racekit explore refuses bad arguments and
 // a FILE that is no explore scenario with exit code 2 and a message naming
 // what is wrong (the file:line, for a bad line), before any control plane
@@ -39,6 +44,8 @@ func TestExploreBadInput(t *testing.T) {
 	noExplore := write("no_explore.txtar", "# No explore line.\nreconcile webapps/web\n")
 	depth3 := write("depth3.txtar", "# Too deep.\nexplore depth=3 reconcile webapps/web\nwith annotate bob deployments/web team=blue\n")
 	noWith := write("no_with.txtar", "# No interferer.\n\nexplore reconcile webapps/web\nfield deployments/web spec.replicas 2\n")
+	assert.NilError(t, os.Mkdir(filepath.Join(dir, "other"), 0o755))
+	sameName := write("other/explore_annotation.txtar", "# Another file of the annotation's name.\nexplore reconcile webapps/web\nwith annotate bob deployments/web team=blue\n")
 	full := filepath.Join(dir, "full")
 	assert.NilError(t, os.Mkdir(full, 0o755))
 	keep := write("full/keep.txtar", "mine\n")
@@ -48,8 +55,12 @@ func TestExploreBadInput(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{"no file", []string{}, "racekit explore: want one FILE.txtar to explore, got 0"},
-		{"two files", []string{annotation, annotation}, "racekit explore: want one FILE.txtar to explore, got 2"},
+		{"no file", []string{}, "racekit explore: want a FILE.txtar to explore, got none"},
+		{"two files, --json", []string{annotation, noWith, "--json", filepath.Join(dir, "r.json")}, "racekit explore: --json writes one exploration's report, and 2 FILEs were given: explore one FILE with --json"},
+		{"two files, --html", []string{"--html", filepath.Join(dir, "p.html"), annotation, noWith}, "racekit explore: --html draws one exploration's page, and 2 FILEs were given"},
+		{"two files of one name, --emit", []string{annotation, sameName, "--emit", filepath.Join(dir, "found")}, "racekit explore: --emit names each regression scenario after its FILE, and " + annotation + " and " + sameName + " have one name"},
+		{"two files, one bad", []string{annotation, noWith}, "racekit explore: no_with.txtar:3: explore has no with line"},
+		{"two files, one missing", []string{annotation, "no-such.txtar"}, "racekit explore: no scenario file no-such.txtar"},
 		{"depth 3", []string{annotation, "--depth", "3"}, "racekit explore: bad --depth 3: want 1 or 2"},
 		{"depth 0", []string{"--depth=0", annotation}, "racekit explore: bad --depth 0: want 1 or 2"},
 		{"unknown flag", []string{annotation, "--shards", "1/2"}, "racekit explore: flag provided but not defined: -shards"},
@@ -160,6 +171,63 @@ func TestExplore(t *testing.T) {
 	})
 
 	t.Run("--html draws a page a browser shows", func(t *testing.T) { checkHTMLPage(t, shared) })
+	t.Run("an interferer that fails alone is n/a, and --emit writes nothing", func(t *testing.T) {
+		emitDir := filepath.Join(t.TempDir(), "found")
+		var stdout, stderr strings.Builder
+		code := explore([]string{firstReconcile, "--emit", emitDir}, &stdout, &stderr, shared)
+		assert.Equal(t, code, exitOK, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		_, rows := table(t, stdout.String())
+		na := 0
+		for _, r := range rows {
+			switch {
+			case strings.HasPrefix(r.outcome, "n/a (interferer failed: ") && strings.Contains(r.outcome, "not found"):
+				na++
+			case r.outcome != "pass":
+				t.Errorf("a run is neither a pass nor n/a: %s\n%s", r.outcome, stdout.String())
+			}
+		}
+		assert.Assert(t, na > 0, "no run is n/a:\n%s", stdout.String())
+		_, err := os.Stat(emitDir)
+		assert.Assert(t, os.IsNotExist(err), "--emit wrote %s", emitDir)
+		assert.Assert(t, strings.Contains(stderr.String(), "so --emit wrote nothing"), "stderr:\n%s", stderr.String())
+	})
+
+	t.Run("two interferers of the same first words: --emit writes every run", func(t *testing.T) {
+		dir := t.TempDir()
+		data, err := os.ReadFile(annotation)
+		assert.NilError(t, err)
+		two := strings.Replace(string(data), "with annotate bob deployments/web team=blue\n", "with annotate bob deployments/web team=blue\nwith annotate bob deployments/web tier=web\n", 1)
+		file := filepath.Join(dir, "explore_two_annotations.txtar")
+		assert.NilError(t, os.WriteFile(file, []byte(two), 0o644))
+		emitDir := filepath.Join(dir, "found")
+		var stdout, stderr strings.Builder
+		code := explore([]string{file, "--bug", teaching.BlindUpdate, "--emit", emitDir}, &stdout, &stderr, shared)
+		assert.Equal(t, code, exitFail, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		_, rows := table(t, stdout.String())
+		failed := 0
+		for _, r := range rows {
+			if strings.HasPrefix(r.outcome, "FAIL ") {
+				failed++
+			}
+		}
+		files, err := filepath.Glob(filepath.Join(emitDir, "*.txtar"))
+		assert.NilError(t, err)
+		assert.Assert(t, failed > 1)
+		assert.Equal(t, len(files), failed, "one regression scenario per failing run; stderr:\n%s", stderr.String())
+	})
+
+	t.Run("several files, one table each", func(t *testing.T) {
+		var stdout, stderr strings.Builder
+		code := explore([]string{annotation, firstReconcile}, &stdout, &stderr, shared)
+		assert.Equal(t, code, exitOK, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		parts := strings.Split(stdout.String(), "\n\n")
+		assert.Equal(t, len(parts), 2, "%s", stdout.String())
+		for i, f := range []string{annotation, firstReconcile} {
+			head, rest, _ := strings.Cut(parts[i], "\n")
+			assert.Equal(t, head, "== "+f)
+			table(t, rest)
+		}
+	})
 
 	t.Run("the learning run fails", func(t *testing.T) {
 		f := filepath.Join(t.TempDir(), "no_deployment.txtar")
