@@ -63,9 +63,13 @@ func Find() (string, error) {
 	return dir, nil
 }
 
-func missingIn(dir string) []string {
+func missingIn(dir string) []string { return missingFiles(dir, Binaries...) }
+
+// missingFiles returns the names among binaries that are no executable
+// file in dir.
+func missingFiles(dir string, binaries ...string) []string {
 	var missing []string
-	for _, b := range Binaries {
+	for _, b := range binaries {
 		if fi, err := os.Stat(filepath.Join(dir, b)); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
 			missing = append(missing, b)
 		}

@@ -14,7 +14,7 @@ import (
 func TestVersionsMatchToolModules(t *testing.T) {
 	root, err := Root(".")
 	assert.NilError(t, err)
-	for _, tl := range tools {
+	for _, tl := range append(tools, controllerManager) {
 		got, err := RequiredVersion(filepath.Join(root, "tools", tl.module, "go.mod"), tl.require)
 		assert.NilError(t, err)
 		assert.Equal(t, got, tl.version, "tools/%s/go.mod", tl.module)

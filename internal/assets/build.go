@@ -61,7 +61,7 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	fmt.Fprintf(w, "envtest: go build %s (%s %s)\n", t.pkg, t.require, t.version)
+	fmt.Fprintf(w, "%s: go build %s (%s %s)\n", t.stage(), t.pkg, t.require, t.version)
 	// Build into a temporary name and rename, so that an interrupted build
 	// never leaves a half-written binary that Find would accept.
 	tmp := filepath.Join(dir, "."+t.binary+".tmp")
@@ -76,8 +76,16 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 	if err := os.Rename(tmp, filepath.Join(dir, t.binary)); err != nil {
 		return fmt.Errorf("install %s: %w", t.binary, err)
 	}
-	fmt.Fprintf(w, "envtest: built %s in %s\n", t.binary, time.Since(start).Round(time.Second))
+	fmt.Fprintf(w, "%s: built %s in %s\n", t.stage(), t.binary, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// stage names the make target that builds t, for progress lines.
+func (t tool) stage() string {
+	if t.binary == ControllerManager {
+		return "controller-manager"
+	}
+	return "envtest"
 }
 
 // checkVersion refuses to build when the nested module requires another

@@ -27,3 +27,19 @@ func Prepare(ctx context.Context, wd string, w io.Writer) error {
 	_, err = Build(ctx, root, w)
 	return err
 }
+
+// PrepareControllerManager makes kube-controller-manager ready: it finds it
+// where FindControllerManager looks, or builds it from the racekit checkout
+// at or above wd. Progress goes to w. make controller-manager runs it.
+func PrepareControllerManager(ctx context.Context, wd string, w io.Writer) error {
+	if path, err := FindControllerManager(); err == nil {
+		fmt.Fprintf(w, "controller-manager: kube-controller-manager is ready at %s\n", path)
+		return nil
+	}
+	root, err := Root(wd)
+	if err != nil {
+		return err
+	}
+	_, err = BuildControllerManager(ctx, root, w)
+	return err
+}

@@ -1,5 +1,7 @@
 // Command envtest builds kube-apiserver and etcd from source into the
-// user's cache, as `racekit envtest` does. make runs this one instead: it
+// user's cache, as `racekit envtest` does; with the argument
+// controller-manager it builds kube-controller-manager instead (make
+// controller-manager). make runs this one instead: it
 // imports nothing but the standard library and package assets, so the long
 // control-plane build starts at once, without compiling racekit's own
 // dependencies first (which the tests then compile in the configuration
@@ -18,12 +20,23 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	stage := "envtest"
+	if len(os.Args) == 2 && os.Args[1] == "controller-manager" {
+		stage = "controller-manager"
+	} else if len(os.Args) > 1 {
+		fmt.Fprintf(os.Stderr, "usage: envtest [controller-manager]\n")
+		os.Exit(2)
+	}
 	wd, err := os.Getwd()
 	if err == nil {
-		err = assets.Prepare(ctx, wd, os.Stdout)
+		if stage == "envtest" {
+			err = assets.Prepare(ctx, wd, os.Stdout)
+		} else {
+			err = assets.PrepareControllerManager(ctx, wd, os.Stdout)
+		}
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "envtest: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s: %v\n", stage, err)
 		os.Exit(1)
 	}
 }
