@@ -75,13 +75,15 @@ func TestNewRoot(t *testing.T) {
 	assert.Equal(t, string(owner), fmt.Sprintf("%d %d\n", os.Getpid(), os.Getppid()))
 	// A fuzzing coordinator tells the watchdogs it adopted from its own
 	// by these (AdoptOrphans).
-	var mine []child
+	// (The shared control plane, if started, has a watchdog too.)
+	var mine, all []child
 	for _, c := range children(watchdogComm) {
-		if watchdog.Mine(c.pid) {
+		all = append(all, c)
+		if watchdog.Mine(c.pid) && slices.Contains(c.args, tmp) {
 			mine = append(mine, c)
 		}
 	}
-	assert.Equal(t, len(mine), 1, "want one child named %q that watchdog.Mine knows: %+v", watchdogComm, mine)
+	assert.Equal(t, len(mine), 1, "want one child named %q, started in %s, that watchdog.Mine knows; children of that name: %+v", watchdogComm, tmp, all)
 
 	assert.NilError(t, wd.Stop(false))
 	assert.Assert(t, !watchdog.Mine(mine[0].pid), "watchdog.Mine still knows the watchdog after its Stop")
