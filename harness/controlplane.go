@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/racekit/racekit/internal/assets"
+	"github.com/racekit/racekit/internal/watchdog"
 )
 
 // ControlPlane is one kube-apiserver and its etcd, started once per process
@@ -43,8 +44,10 @@ type ControlPlane struct {
 	baseMapper meta.RESTMapper
 	logs       *tail
 	// root is the folder that holds etcd's data and the API server's
-	// certificates (root.go).
-	root string
+	// certificates (root.go); watchdog made it, and kills what runs from
+	// it and removes it if this process dies without stopping them.
+	root     string
+	watchdog *watchdog.Watchdog
 
 	mu      sync.Mutex
 	users   map[string]*rest.Config
@@ -138,7 +141,11 @@ func baseConfig() *rest.Config {
 // assets.Find locates, installs the CRDs WithCRDs gives, and returns once
 // the API server serves them. Call Stop when done; it also runs
 // on SIGINT and SIGTERM, so that an interrupted run leaves no process behind.
-// A failed start returns the processes' output with the error.
+// A process that dies without either (SIGKILL, a crash, an os.Exit) leaves
+// none either: the control plane's watchdog, a process of its own started
+// before anything else, kills kube-apiserver and etcd and removes their
+// folder (internal/watchdog). A failed start returns the processes' output
+// with the error.
 func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
 	var cfg startConfig
 	for _, o := range opts {
@@ -148,10 +155,14 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	root, err := newRoot()
+	// Before the watchdog starts, which would otherwise hold the
+	// inherited files open too.
+	closeInheritedFiles()
+	wd, err := newRoot()
 	if err != nil {
 		return nil, err
 	}
+	root := wd.Root()
 	logs := newTail(64 << 10)
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
@@ -161,12 +172,11 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 		},
 	}
 	configureAPIServer(env.ControlPlane.APIServer)
-	cp := &ControlPlane{env: env, root: root, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill, crds: map[string]CRD{}}
+	cp := &ControlPlane{env: env, root: root, watchdog: wd, logs: logs, users: map[string]*rest.Config{}, kill: cfg.kill, crds: map[string]CRD{}}
 	cp.starting.Lock()
 	if !cfg.noSignals {
 		stopOnSignal(cp)
 	}
-	closeInheritedFiles()
 	_, err = env.Start()
 	cp.noteServingCertDir()
 	cp.starting.Unlock()
@@ -221,8 +231,10 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 	return nil
 }
 
-// Stop stops the API server and etcd and removes their folders. It is safe
-// to call more than once and from several goroutines.
+// Stop stops the API server and etcd, removes their folders and ends the
+// watchdog: quietly, if all went well, or else after it has killed what
+// is left and removed the folders. It is safe to call more than once and
+// from several goroutines.
 func (cp *ControlPlane) Stop() error {
 	cp.stop.Do(func() {
 		cp.killSpawned()
@@ -234,6 +246,7 @@ func (cp *ControlPlane) Stop() error {
 			cp.killProcesses()
 		}
 		cp.err = errors.Join(cp.env.Stop(), os.RemoveAll(cp.root))
+		cp.err = errors.Join(cp.err, cp.watchdog.Stop(cp.err == nil))
 	})
 	return cp.err
 }
@@ -328,7 +341,9 @@ func (cp *ControlPlane) resourceNames() []string {
 
 // stopOnSignal stops cp and exits when the process is interrupted. envtest
 // starts its processes in their own process group, so a Ctrl-C at the
-// terminal never reaches them: without this they would outlive the run.
+// terminal never reaches them: without this, only the watchdog would end
+// them, killed, after the process has gone; this stops them gracefully and
+// runs the caller's cleanup (OnInterrupt).
 func stopOnSignal(cp *ControlPlane) {
 	cp.signals = make(chan os.Signal, 1)
 	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM)

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/racekit/racekit/internal/watchdog"
 )
 
 // child is a running child process of this one, as /proc shows it.
@@ -22,7 +25,15 @@ type child struct {
 // controlPlaneChildren returns this process's running kube-apiserver and
 // etcd children, from /proc; zombies (exited, not yet reaped) are left
 // out. On a system without /proc it returns none.
-func controlPlaneChildren() []child {
+func controlPlaneChildren() []child { return children("kube-apiserver", "etcd") }
+
+// watchdogComm is what /proc/PID/comm shows for a control plane's
+// watchdog: the first 15 bytes of its name, the kernel's limit.
+var watchdogComm = watchdog.Name[:min(len(watchdog.Name), 15)]
+
+// children returns this process's running children whose command name
+// (/proc/PID/comm) is one of names.
+func children(names ...string) []child {
 	self := os.Getpid()
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	var out []child
@@ -36,7 +47,7 @@ func controlPlaneChildren() []child {
 			continue
 		}
 		name := strings.TrimSpace(string(comm))
-		if name != "kube-apiserver" && name != "etcd" {
+		if !slices.Contains(names, name) {
 			continue
 		}
 		hwm, ppid, err := procStatus(pid)
@@ -69,7 +80,8 @@ func (c child) folders() []string {
 }
 
 // AdoptOrphans makes this process the reaper of its descendants' orphans
-// (Linux's PR_SET_CHILD_SUBREAPER) and returns a function that kills every
+// (Linux's PR_SET_CHILD_SUBREAPER) and returns a function that waits for
+// the control-plane watchdogs it adopted to end, then kills every
 // kube-apiserver and etcd among its children, reaps them and removes their
 // control plane's folders, and the folders a child of this process made
 // for a control plane and left when it died (childRootsLeft).
@@ -77,9 +89,12 @@ func (c child) folders() []string {
 // A fuzzing coordinator calls it before its workers start, and the returned
 // function once the run is over. A worker that crashes (Go's fuzzer kills a
 // worker whose input runs for 10 s; a runtime fatal error cannot be caught)
-// dies without stopping its control plane; adopted, the orphans are the
-// coordinator's to end, instead of outliving the run. The caller must stop
-// its own control plane first: the function kills whatever is left.
+// dies without stopping its control plane. Its watchdog then kills the
+// control plane and removes its folder (internal/watchdog); this is for
+// what that leaves, such as a worker killed together with its watchdog:
+// adopted, the orphans are the coordinator's to end, instead of outliving
+// the run. The caller must stop its own control plane first: the function
+// kills whatever is left.
 func AdoptOrphans() (cleanup func() error, err error) {
 	const prSetChildSubreaper = 36 // linux/prctl.h
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
@@ -87,6 +102,24 @@ func AdoptOrphans() (cleanup func() error, err error) {
 	}
 	return func() error {
 		var errs []error
+		// An adopted watchdog, whose worker has gone, kills that
+		// worker's control plane and removes its folders on its own:
+		// wait for it first, then end what it left.
+		for _, c := range children(watchdogComm) {
+			if watchdog.Mine(c.pid) {
+				continue // this process's own, which waits for its Stop
+			}
+			var ws syscall.WaitStatus
+			if _, err := syscall.Wait4(c.pid, &ws, 0, nil); err != nil {
+				errs = append(errs, fmt.Errorf("wait for the watchdog (pid %d) of a crashed worker's control plane: %w", c.pid, err))
+			} else if ws.Signaled() || ws.ExitStatus() != 0 {
+				what := fmt.Sprintf("exit status %d", ws.ExitStatus())
+				if ws.Signaled() {
+					what = "killed by " + ws.Signal().String()
+				}
+				errs = append(errs, fmt.Errorf("the watchdog (pid %d) of a crashed worker's control plane did not finish (%s); ending what it left", c.pid, what))
+			}
+		}
 		for _, c := range controlPlaneChildren() {
 			_ = syscall.Kill(c.pid, syscall.SIGKILL)
 			var ws syscall.WaitStatus

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/racekit/racekit/internal/watchdog"
 )
 
 // A control plane keeps what it writes under one root folder, so that
@@ -16,34 +18,41 @@ import (
 // in the temporary directory, which it cannot be told to put elsewhere;
 // ROOT/elsewhere names it.
 //
-// ROOT/owner holds the pid of the process that made the root and of its
-// parent: a fuzzing coordinator removes the roots its workers made and
-// left when they died before their processes started (AdoptOrphans).
+// The root is made by the control plane's watchdog (internal/watchdog), a
+// process that outlives the one that started the control plane only to
+// kill what runs from the root and remove it, should that process die
+// without stopping it: no root exists before its watchdog does.
+//
+// ROOT/owner holds the pid of the process that started the control plane
+// and of its parent: a fuzzing coordinator removes the roots its workers
+// left when both they and their watchdogs died (AdoptOrphans).
 const (
 	rootPrefix    = "racekit-controlplane-"
-	elsewhereFile = "elsewhere"
+	elsewhereFile = watchdog.ElsewhereFile
 	ownerFile     = "owner"
 )
 
-// newRoot creates a control plane's root folder and the folders envtest
-// expects inside it.
-func newRoot() (string, error) {
-	root, err := os.MkdirTemp("", rootPrefix)
+// newRoot starts a control plane's watchdog, which makes the root, and
+// creates the folders envtest expects inside it.
+func newRoot() (*watchdog.Watchdog, error) {
+	wd, err := watchdog.Start(os.TempDir(), rootPrefix)
 	if err != nil {
-		return "", fmt.Errorf("control plane folder: %w", err)
+		return nil, fmt.Errorf("control plane folder: %w", err)
+	}
+	root := wd.Root()
+	fail := func(err error) (*watchdog.Watchdog, error) {
+		return nil, errors.Join(fmt.Errorf("control plane folder: %w", err), wd.Stop(false)) // it removes the root
 	}
 	for _, d := range []string{"etcd", "kube-apiserver"} {
 		if err := os.Mkdir(filepath.Join(root, d), 0o700); err != nil {
-			os.RemoveAll(root)
-			return "", fmt.Errorf("control plane folder: %w", err)
+			return fail(err)
 		}
 	}
 	owner := fmt.Sprintf("%d %d\n", os.Getpid(), os.Getppid())
 	if err := os.WriteFile(filepath.Join(root, ownerFile), []byte(owner), 0o600); err != nil {
-		os.RemoveAll(root)
-		return "", fmt.Errorf("control plane folder: %w", err)
+		return fail(err)
 	}
-	return root, nil
+	return wd, nil
 }
 
 // childRootsLeft returns the control-plane roots in the temporary
@@ -85,12 +94,5 @@ func removeRoot(processDir string) error {
 	if !strings.HasPrefix(filepath.Base(root), rootPrefix) {
 		return fmt.Errorf("%s is not in a racekit control plane's folder", processDir)
 	}
-	var errs []error
-	if b, err := os.ReadFile(filepath.Join(root, elsewhereFile)); err == nil {
-		if dir := string(b); strings.HasPrefix(filepath.Base(dir), "envtest-serving-certs-") {
-			errs = append(errs, os.RemoveAll(dir))
-		}
-	}
-	errs = append(errs, os.RemoveAll(root))
-	return errors.Join(errs...)
+	return watchdog.RemoveRoot(root)
 }

@@ -26,7 +26,10 @@ import (
 // kube-apiserver or etcd started from that TMPDIR is alive and nothing is
 // left in it: after a passing run, a failing scenario, a panic inside a
 // scenario command, an interrupt (SIGINT) to racekit run and to go test,
-// the end of a fuzzing run, and a fuzzing worker that crashes.
+// the end of a fuzzing run, and a fuzzing worker that crashes; and after
+// SIGKILL, while the control plane starts and once it serves
+// (leak_kill_test.go), and while a scenario's spawned process runs
+// (leak_spawn_test.go).
 
 // bins are the programs the leak tests run, built before any test starts
 // by tools/leak-bins, the one place that says how. make test builds them
@@ -86,7 +89,7 @@ func findBinaries() {
 // binaryTests are the tests that run the binaries: the leak tests,
 // TestTraceForTools, TestExploreShardsAsProcesses and racekit proxy's
 // end-to-end tests.
-var binaryTests = []string{"TestNoLeaks", "TestNoLeakOnClosedPipe", "TestNoLeaksSpawned", "TestTraceForTools", "TestExploreShardsAsProcesses",
+var binaryTests = []string{"TestNoLeaks", "TestNoLeakOnClosedPipe", "TestNoLeaksSpawned", "TestNoLeaksKilled", "TestTraceForTools", "TestExploreShardsAsProcesses",
 	"TestProxyEndToEnd", "TestProxyDefaultFolder"}
 
 // wantsLeakTests reports whether -run selects one of binaryTests, so that a
