@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest controller-manager mermaid browser python-client test demo vet determinism fuzz bench
+.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -42,6 +42,9 @@ envtest: ## build kube-apiserver and etcd from source into the user cache (once;
 
 controller-manager: ## build kube-controller-manager from source into the user cache, beside kube-apiserver (once; about 1.5 minutes after envtest)
 	$(GO) run ./internal/assets/envtest controller-manager
+
+operators: ## build the operator releases realbugs races (rabbitmq cluster-operator) from their modules into the user cache (once; about 1.5 minutes)
+	$(GO) run -C realbugs ./cmd/operators
 
 mermaid: ## install the Mermaid parser the tests check diagrams with (npm, once)
 	@if [ -f "$(MERMAID_DIR)/node_modules/mermaid/package.json" ]; then \

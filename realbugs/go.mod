@@ -1,0 +1,3 @@
+module github.com/racekit/racekit/realbugs
+
+go 1.26.0
