@@ -17,8 +17,9 @@ import (
 // stops a scenario must be the same in both runs, and so must an explore
 // line's runs; a check with Differences says which verdict changed. A
 // project that registers its own assertions (Setup.Commands) or rules
-// (Controller.Check) learns that they read only what they should. Like
-// Run, it needs Main.
+// (Controller.Check) learns that they read only what they should. The
+// noise is PodTemplates, which a controller that watches or writes them
+// would see. Like Run, it needs Main.
 func CheckNoise(s Setup) ([]NoiseCheck, error) {
 	opts, err := s.options()
 	if err != nil {

@@ -33,10 +33,17 @@ import (
 // out as equivalent in the other (a watch turns off explore's pruning for
 // its actor) has the verdict of the moment explored instead.
 //
+// A golden trace must not change either: in the noisy run the trace
+// command prints the trace without the noise's calls. A bad-input script's
+// verdict is the failure it stops at: the same line, command and kind. A
+// file whose archive testscript cannot read is Skipped: no line of it
+// runs. The noise is PodTemplates (noise): a controller that watches,
+// caches or writes them would see it, and its verdicts may change for a
+// reason.
+//
 // The check's Differences say what differs; with any, CheckNoise runs the
 // scenario twice more, with the noise alone and with the reads alone, and
-// says which of the two changed which verdict. A file whose archive
-// testscript cannot read is Skipped: no line of it runs.
+// says which of the two changed which verdict.
 func CheckNoise(ctx context.Context, cp *ControlPlane, opts ScriptOptions, file string) (*NoiseCheck, error) {
 	_, cmds, err := opts.registry()
 	if err != nil {
