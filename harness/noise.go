@@ -15,7 +15,11 @@ import (
 // or its tests caches, watches, lists or writes them, no admission plugin
 // reads them (a ResourceQuota or a LimitRange would change what the API
 // server admits), and a scenario's own lists and watches name a resource
-// of their own.
+// of their own. The noise's writes do move the store's revision, which a
+// list's resourceVersion is, as other scenarios' writes do all the time:
+// a list at such a revision from another resource's watch cache waits
+// until that cache has heard of it (scenarios/api_list_rv.txtar and the
+// watch scenarios take the noise).
 type noise struct {
 	actor    string // who makes the noise: noise
 	resource string // what it writes and reads: podtemplates
