@@ -76,3 +76,17 @@ func ExampleCheckNoise() {
 	// Output:
 	// seen_conflict.txtar 2 verdicts, 0 changed by the noise
 }
+
+// ExampleNamingRules is the failure of a project's own assertion (a
+// Command of Setup.Commands) that names the rule it found broken: the
+// message says so, as a failed reconcile's does, and the finding rides on
+// the error as a value, which the scenario's failure (Failure.Findings)
+// and CheckNoise read instead of the message.
+func ExampleNamingRules() {
+	broken := racekit.Finding{Object: "configmaps/c", Rule: "stale copy", Text: "data.seen is 1, but data.value is 2"}
+	err := racekit.NamingRules(fmt.Errorf("configmaps/c was not copied\n  rule broken: %s", broken), broken)
+	fmt.Println(err)
+	// Output:
+	// configmaps/c was not copied
+	//   rule broken: data.seen is 1, but data.value is 2 (stale copy)
+}
