@@ -3,6 +3,7 @@ package racekit_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -53,4 +54,39 @@ func ExampleManages() {
 	}
 	// Output:
 	// seen_conflict true
+}
+
+// ExampleCheckNoise runs testdata/running's scenario with and without
+// noise that cannot matter, and prints how many verdicts each run gave and
+// how many the noise changed: none, or an oracle reads what it should not.
+func ExampleCheckNoise() {
+	build := func(c client.Client) reconcile.Reconciler { return &seen{c} }
+	seenController := racekit.Reconciler("seen", clientgoscheme.Scheme, &corev1.ConfigMap{}, build,
+		racekit.Manages(func(mgr manager.Manager) error {
+			return builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Complete(build(mgr.GetClient()))
+		}))
+	checks, err := racekit.CheckNoise(racekit.Setup{Dir: "testdata/running", Controllers: []*racekit.Controller{seenController}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range checks {
+		fmt.Println(filepath.Base(c.File), len(c.Plain), "verdicts,", len(c.Differences), "changed by the noise")
+	}
+	// Output:
+	// seen_conflict.txtar 2 verdicts, 0 changed by the noise
+}
+
+// ExampleNamingRules is the failure of a project's own assertion (a
+// Command of Setup.Commands) that names the rule it found broken: the
+// message says so, as a failed reconcile's does, and the finding rides on
+// the error as a value, which the scenario's failure (Failure.Findings)
+// and CheckNoise read instead of the message.
+func ExampleNamingRules() {
+	broken := racekit.Finding{Object: "configmaps/c", Rule: "stale copy", Text: "data.seen is 1, but data.value is 2"}
+	err := racekit.NamingRules(fmt.Errorf("configmaps/c was not copied\n  rule broken: %s", broken), broken)
+	fmt.Println(err)
+	// Output:
+	// configmaps/c was not copied
+	//   rule broken: data.seen is 1, but data.value is 2 (stale copy)
 }

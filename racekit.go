@@ -72,6 +72,8 @@ type (
 	ScriptOptions = harness.ScriptOptions
 	// Result is the outcome of one scenario that Play ran.
 	Result = harness.Result
+	// NoiseCheck is what CheckNoise found for one scenario.
+	NoiseCheck = harness.NoiseCheck
 )
 
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
@@ -90,6 +92,12 @@ func Suggest(name string, candidates []string) string { return harness.Suggest(n
 // UsageError returns an error about a Command's arguments; the failure
 // message adds the command's usage line.
 func UsageError(format string, args ...any) error { return harness.UsageError(format, args...) }
+
+// NamingRules returns err with the rules it names broken as values, for a
+// Command whose failure names them as a failed reconcile does: judges of a
+// run, such as CheckNoise and explore's table, read the findings, not the
+// message.
+func NamingRules(err error, fs ...Finding) error { return harness.NamingRules(err, fs...) }
 
 // Setup is what a project races: where its scenarios are, its CRDs, its
 // controllers and its own commands.

@@ -241,8 +241,14 @@ func runFired(sc *Scenario, inv Invocation) error {
 	return nil
 }
 
+// runTrace prints the trace; in a run CheckNoise gave noise, without the
+// noise's calls, which a golden trace of the scenario must not see.
 func runTrace(sc *Scenario, inv Invocation) error {
-	_, err := fmt.Fprint(inv.Stdout, sc.Trace().Normalize())
+	tr := sc.Trace()
+	if n := sc.opts.noise; n != nil {
+		tr = n.without(tr)
+	}
+	_, err := fmt.Fprint(inv.Stdout, tr.Normalize())
 	return err
 }
 

@@ -83,12 +83,14 @@ func runReconcile(sc *Scenario, inv Invocation) error {
 	}
 	switch {
 	case inv.Neg && out.err == nil:
-		return fmt.Errorf("reconcile succeeded (%s), but \"!\" expects an error%s\n%s", out, sc.brokenRules(span), sc.Trace().Tail(20))
+		broken := sc.brokenRules(span)
+		return broken.wrap(fmt.Errorf("reconcile succeeded (%s), but \"!\" expects an error%s\n%s", out, broken, sc.Trace().Tail(20)))
 	case inv.Neg:
 		fmt.Fprintf(inv.Stdout, "reconcile error: %v\n", out.err)
 		return nil
 	case out.err != nil:
-		return fmt.Errorf("%w%s\n%s", out.err, sc.brokenRules(span), sc.Trace().Tail(20))
+		broken := sc.brokenRules(span)
+		return broken.wrap(fmt.Errorf("%w%s\n%s", out.err, broken, sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -165,8 +167,9 @@ func runSettle(sc *Scenario, inv Invocation) error {
 		}
 		outs = append(outs, out.String())
 	}
-	return fmt.Errorf("%s did not settle %s in %d reconciles: each asked to run again (%s)%s\n%s",
-		c.Name, r, max, loopOf(outs), sc.brokenRules(span), sc.Trace().Tail(20))
+	broken := sc.brokenRules(span)
+	return broken.wrap(fmt.Errorf("%s did not settle %s in %d reconciles: each asked to run again (%s)%s\n%s",
+		c.Name, r, max, loopOf(outs), broken, sc.Trace().Tail(20)))
 }
 
 // loopOf renders what the reconciles of a loop returned, the same answers

@@ -42,7 +42,11 @@ func runExplore(sc *Scenario, inv Invocation) error {
 	}
 	var xo ExploreOptions
 	xo.Select, xo.Selected = momentsRun(sc.t)
-	rep, err := Explore(sc.ctx, sc.cp, sc.opts, file, xo)
+	// Each interleaving stops at its first failure, whatever the run
+	// the explore line is in.
+	opts := sc.opts
+	opts.keepGoing = false
+	rep, err := Explore(sc.ctx, sc.cp, opts, file, xo)
 	if err != nil {
 		return err
 	}

@@ -48,10 +48,11 @@ type Failure struct {
 	// Message is what went wrong; it may span lines (a diff, the trace's
 	// tail).
 	Message string
-	// Rules are the rules on the wire the failure says were broken
-	// ("blind update"), read from the message's "rule broken:" lines
-	// where the command's error was made into this value.
-	Rules []string `json:",omitempty"`
+	// Findings are the rules the failure names broken, once per object
+	// and rule, as the command's error carried them (NamingRules); Rules
+	// renders each as the message does after "rule broken: ".
+	Findings []Finding `json:",omitempty"`
+	Rules    []string  `json:",omitempty"`
 	// Hook is the hook of a hook-action or unfired failure.
 	Hook *FailedHook `json:",omitempty"`
 	// Tolerated is set on an explore interferer's action that failed:
@@ -115,23 +116,17 @@ func (f Failure) Summary() string {
 	return strings.Join(out, "\n")
 }
 
-// rulesIn returns the rules a command's error message says were broken:
-// the text after "rule broken: " on each of its lines.
-func rulesIn(msg string) []string {
-	var out []string
-	for _, line := range strings.Split(msg, "\n") {
-		if r, ok := strings.CutPrefix(strings.TrimSpace(line), "rule broken: "); ok {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// record keeps f among the scenario's failures, for Result.Failures.
+// record keeps fs among the scenario's failures, for Result.Failures, and
+// among its verdicts, but for an explore interferer's (Tolerated).
 func (sc *Scenario) record(fs ...Failure) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	sc.failures = append(sc.failures, fs...)
+	for _, f := range fs {
+		if !f.Tolerated {
+			sc.verdicts = append(sc.verdicts, f.verdict())
+		}
+	}
 }
 
 // Failures returns what went wrong in the scenario so far, in order.

@@ -115,14 +115,14 @@ func orNone(rv string) string {
 	return rv
 }
 
-// brokenRules renders the rules span broke, on the wire and in what it
-// left, as lines to add to a failure message; "" when it broke none.
-func (sc *Scenario) brokenRules(span Span) string {
+// brokenRules returns the rules span broke, on the wire and in what it
+// left, each once per object: no rules when it broke none.
+func (sc *Scenario) brokenRules(span Span) namedRules {
 	fs := sc.wireFindings(span.Actor, span.From, span.To, true)
 	if c := sc.controllers[span.Controller]; c != nil && c.Check != nil {
 		fs = append(fs, c.Check(sc, span)...)
 	}
-	return renderFindings(fs, "")
+	return nameRules(fs, "")
 }
 
 // spanFindings returns the wire findings of every reconcile actor ran, with
@@ -144,35 +144,6 @@ func (sc *Scenario) spanFindings(actor string) []Finding {
 		out = sc.wireFindings(actor, 0, 0, false)
 	}
 	return out
-}
-
-// renderFindings renders the findings about object ("" for all), each
-// rule once per object, with how often it was broken.
-func renderFindings(fs []Finding, object string) string {
-	type key struct{ object, rule string }
-	count := map[key]int{}
-	var first []Finding
-	for _, f := range fs {
-		if object != "" && f.Object != object {
-			continue
-		}
-		k := key{f.Object, f.Rule}
-		if count[k] == 0 {
-			first = append(first, f)
-		}
-		count[k]++
-	}
-	var b strings.Builder
-	for _, f := range first {
-		b.WriteString("\n  rule broken: " + f.String())
-		switch n := count[key{f.Object, f.Rule}]; {
-		case n == 2:
-			b.WriteString("; and once more")
-		case n > 2:
-			fmt.Fprintf(&b, "; and %d more times", n-1)
-		}
-	}
-	return b.String()
 }
 
 // wireObject resolves an object as the trace names it: an API object
@@ -223,15 +194,15 @@ func runRereads(sc *Scenario, inv Invocation) error {
 			rereads = append(rereads, f)
 		}
 	}
-	broken := renderFindings(rereads, obj)
+	broken := nameRules(rereads, obj)
 	switch {
 	case conflicted == nil:
 		return fmt.Errorf("no write of %s to %s was refused with 409 Conflict, so there is no retry to check: the race did not happen\n%s", actor, obj, tr.Tail(20))
 	case !retried:
 		return fmt.Errorf("%s neither read nor wrote %s after #%d %s was refused with 409 Conflict, so there is no retry to judge: the write was given up, not retried\n%s",
 			actor, obj, conflicted.Seq, conflicted.Verb, tr.Tail(20))
-	case broken != "":
-		return fmt.Errorf("%s did not read %s again before retrying it:%s\n%s", actor, obj, broken, tr.Tail(20))
+	case len(broken.findings) > 0:
+		return broken.wrap(fmt.Errorf("%s did not read %s again before retrying it:%s\n%s", actor, obj, broken, tr.Tail(20)))
 	}
 	return nil
 }
@@ -257,7 +228,8 @@ func runAttempts(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, renderFindings(sc.spanFindings(actor), obj), tr.Tail(20))
+		why := nameRules(sc.spanFindings(actor), obj)
+		return why.wrap(fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, why, tr.Tail(20)))
 	}
 	return nil
 }
@@ -293,8 +265,8 @@ func runReferee(sc *Scenario, inv Invocation) error {
 			fs = append(fs, c.Check(sc, *last)...)
 		}
 	}
-	if broken := renderFindings(fs, ""); broken != "" {
-		return fmt.Errorf("%s broke the rules:%s\n%s", actor, broken, tr.Tail(20))
+	if broken := nameRules(fs, ""); len(broken.findings) > 0 {
+		return broken.wrap(fmt.Errorf("%s broke the rules:%s\n%s", actor, broken, tr.Tail(20)))
 	}
 	return nil
 }

@@ -27,6 +27,9 @@ type Result struct {
 	// not Log. A failure of testscript's own commands (exec, cmp) is only
 	// in Log.
 	Failures []Failure `json:",omitempty"`
+	// Verdicts are what each assertion and each failure of the run
+	// decided, in order (Verdict).
+	Verdicts []Verdict `json:",omitempty"`
 }
 
 // RunFiles runs the scenario files opts names (opts.Files) one after
@@ -55,12 +58,14 @@ func RunFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Resul
 func runFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Result {
 	traces := map[string]Trace{}
 	failures := map[string][]Failure{}
+	verdicts := map[string][]Verdict{}
 	var mu sync.Mutex
 	done := opts.Done
 	opts.Done = func(sc *Scenario) {
 		mu.Lock()
 		traces[sc.Name] = sc.Trace()
 		failures[sc.Name] = sc.Failures()
+		verdicts[sc.Name] = sc.Verdicts()
 		mu.Unlock()
 		if done != nil {
 			done(sc)
@@ -72,6 +77,7 @@ func runFiles(ctx context.Context, cp *ControlPlane, opts ScriptOptions) []Resul
 	for i := range results {
 		results[i].Trace = traces[results[i].Name]
 		results[i].Failures = failures[results[i].Name]
+		results[i].Verdicts = verdicts[results[i].Name]
 	}
 	if top.failed && len(results) == 0 {
 		results = append(results, Result{Name: "scenarios", Log: top.log.String()})
@@ -91,6 +97,7 @@ type resultT struct {
 	mu      sync.Mutex
 	log     strings.Builder
 	failed  bool
+	stopped bool
 	results []Result
 }
 
@@ -111,19 +118,35 @@ func (t *resultT) Error(args ...any) {
 
 func (t *resultT) Fatal(args ...any) {
 	t.Error(args...)
-	runtime.Goexit()
+	t.stop()
 }
 
 func (t *resultT) FailNow() {
 	t.mu.Lock()
 	t.failed = true
 	t.mu.Unlock()
-	runtime.Goexit()
+	t.stop()
 }
 
 func (t *resultT) Skip(args ...any) {
 	t.Error(append([]any{"skipped:"}, args...)...)
+	t.stop()
+}
+
+// stop ends the script, noting that something stopped it.
+func (t *resultT) stop() {
+	t.mu.Lock()
+	t.stopped = true
+	t.mu.Unlock()
 	runtime.Goexit()
+}
+
+// Stopped reports whether the script was stopped before its end: by a
+// command that failed, or by skip.
+func (t *resultT) Stopped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stopped
 }
 
 // Failed reports whether the script has failed so far.

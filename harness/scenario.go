@@ -107,6 +107,11 @@ type Scenario struct {
 	exploreFrom int
 	// failures are what went wrong so far, as values (failure.go).
 	failures []Failure
+	// verdicts are what each assertion and each failure decided so far
+	// (verdict.go).
+	verdicts []Verdict
+	// stopped is set when a command of racekit's stopped the script.
+	stopped bool
 	// runners are the names under which controllers and processes run on
 	// their own, each with its lives (lives.go).
 	runners map[string]*runner
@@ -421,7 +426,7 @@ func (sc *Scenario) read(r ref) (*unstructured.Unstructured, error) {
 		key.namespace = sc.Namespace
 	}
 	obj, ok := sc.rec.lastKnown(key)
-	if !ok {
+	if !ok || sc.opts.readServer {
 		return sc.get(r)
 	}
 	if sc.verifyReads {

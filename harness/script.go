@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -47,6 +48,13 @@ type ScriptOptions struct {
 	// fails (a NotFound on a first reconcile) is reported, but the run goes
 	// on, so that the invariants judge it (explore.go).
 	interferers []int
+	// keepGoing, readServer and noise make the runs CheckNoise compares
+	// (metamorphic.go): an assertion that fails does not stop the script;
+	// every read of an object's state is a GET; the trace command leaves
+	// out the calls of the noise the script was given.
+	keepGoing  bool
+	readServer bool
+	noise      *noise
 }
 
 // Check reports a controller or command that cannot be used: a name given
@@ -135,6 +143,7 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 			sc.t = t
 			env.Defer(func() {
 				sc.Ended = time.Now()
+				sc.stoppedOutside(env, t)
 				defer sc.Close()
 				halted := sc.haltAll()
 				for _, out := range sc.outputs() {
@@ -161,7 +170,9 @@ func Params(ctx context.Context, cp *ControlPlane, opts ScriptOptions) testscrip
 
 // adapt turns a Command into a testscript command: it reports failures as
 // "file:line: command args: what went wrong", and after every command it
-// reports the failed actions of hooks that fired during it.
+// reports the failed actions of hooks that fired during it. Each
+// assertion's verdict and each failure is kept as a value (Verdict,
+// Failure).
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
@@ -174,13 +185,21 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		pos := scriptPos(ts)
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: pos, Setenv: ts.Setenv, Defer: ts.Defer})
 		file, line := splitPos(pos)
+		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure
 		if err != nil {
+			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command}
+			var named *rulesError
+			if errors.As(err, &named) {
+				f.Findings, f.Rules = named.findings, named.lines
+			}
 			if crash := sc.cp.crashed(); crash != nil {
 				err = fmt.Errorf("%w\n(the command failed with: %v)", crash, err)
 			}
-			fs = append(fs, Failure{Kind: FailCommand, File: file, Line: line, Command: strings.Join(append([]string{c.Name}, args...), " "),
-				Message: err.Error(), Rules: rulesIn(err.Error())})
+			f.Message = err.Error()
+			fs = append(fs, f)
+		} else if c.Group == "assert" {
+			sc.held(pos, command)
 		}
 		for _, f := range sc.hookErrors() {
 			f.File, f.Line = file, line
@@ -188,15 +207,32 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 				fs = append(fs, f)
 			}
 		}
-		if len(fs) > 0 {
-			sc.record(fs...)
-			msgs := make([]string, len(fs))
-			for i, f := range fs {
-				msgs[i] = f.Text()
-			}
-			ts.Fatalf("%s", strings.Join(msgs, "\n"))
+		if len(fs) == 0 {
+			return
 		}
+		sc.record(fs...)
+		msgs := make([]string, len(fs))
+		for i, f := range fs {
+			msgs[i] = f.Text()
+		}
+		if len(fs) == 1 && err != nil && sc.goesOn(c, err) {
+			// A verdict among others: the script goes on to the next.
+			fail(sc.t, fmt.Sprintf("FAIL: %s: %s%s", pos, msgs[0], goesOn))
+			return
+		}
+		sc.mu.Lock()
+		sc.stopped = true
+		sc.mu.Unlock()
+		ts.Fatalf("%s", strings.Join(msgs, "\n"))
 	}
+}
+
+// goesOn reports whether the script goes on after c failed with err: in
+// the runs CheckNoise compares, an assertion that does not hold is one
+// verdict among the script's, unless the line itself is wrong (a usage
+// error), which stops it as always.
+func (sc *Scenario) goesOn(c *Command, err error) bool {
+	return sc.opts.keepGoing && c.Group == "assert" && !errors.Is(err, errUsage) && sc.t != nil
 }
 
 // safeCall runs c, turning a panic into an error, so that a bug in a command

@@ -132,8 +132,10 @@ func runConfirmed(sc *racekit.Scenario, inv racekit.Invocation) error {
 		return nil
 	}
 	why := ""
+	var broken []racekit.Finding
 	if claim, ok := statusClaim(app); ok {
 		why = "\n  rule broken: " + claim
+		broken = append(broken, racekit.Finding{Object: v1alpha1.Resource + "/" + name + "/status", Rule: ruleGenerationLost, Text: claim})
 	}
-	return fmt.Errorf("webapps/%s status (-want +got)\n%s%s\n%s", name, cmp.Diff(want, got), why, sc.Trace().Tail(20))
+	return racekit.NamingRules(fmt.Errorf("webapps/%s status (-want +got)\n%s%s\n%s", name, cmp.Diff(want, got), why, sc.Trace().Tail(20)), broken...)
 }
