@@ -99,7 +99,7 @@ fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m
 	echo "fuzz: FuzzScript for $(FUZZTIME): $$last; $$result (full log: fuzz.log)"; exit $$status
 
 bench: envtest ## run the benchmarks (benchstat-readable)
-	$(GO) test ./harness -run '^$$' -bench ControlPlaneStart -benchtime 3x -count 3
+	$(GO) test ./harness/controlplane -run '^$$' -bench ControlPlaneStart -benchtime 3x -count 3
 	$(GO) test ./scenarios -run '^$$' -bench . -benchtime 50x -count 5
 
 demo: envtest ## run the flagship race and show it

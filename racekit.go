@@ -76,6 +76,13 @@ type (
 	NoiseCheck = harness.NoiseCheck
 )
 
+// InstanceOf returns the instance of the controller called controller that
+// runs as actor in sc, once it has reconciled there: for a Command that
+// reads a controller's own counters.
+func InstanceOf(sc *Scenario, controller, actor string) (*Instance, bool) {
+	return harness.InstanceOf(sc, controller, actor)
+}
+
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
 // of attempts, and no delay, since hooks, not time, order a race. A
 // controller whose backoff can be set should get it in scenarios.

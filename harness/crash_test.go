@@ -17,7 +17,7 @@ func TestCrashNamed(t *testing.T) {
 	c, err := StartControlPlane(context.Background(), WithoutSignalHandler())
 	assert.NilError(t, err)
 	defer c.Close()
-	assert.NilError(t, c.crashed())
+	assert.NilError(t, c.Crashed())
 
 	file := webAppScript(t, "crash.txtar", `# the API server dies after the first reconcile read
 create webapp.yaml
@@ -37,12 +37,13 @@ reconcile webapps/web
 // killTarget is the control plane test-kill-apiserver kills.
 var killTarget *ControlPlane
 
-func init() {
-	register(&Command{
+// crashCommands are the commands only the crash test registers.
+var crashCommands = []*Command{
+	{
 		Name: "test-kill-apiserver", Group: "setup", MinArgs: 0, MaxArgs: 0, Hookable: true,
 		Summary: "kill the API server of the crash test's control plane (tests only)",
 		Run: func(sc *Scenario, _ Invocation) error {
-			pid := childPID("kube-apiserver", killTarget.env.ControlPlane.APIServer.CertDir)
+			pid := killTarget.PID("kube-apiserver")
 			if pid == 0 {
 				return os.ErrNotExist
 			}
@@ -50,5 +51,5 @@ func init() {
 			// counts as dead.
 			return syscall.Kill(pid, syscall.SIGKILL)
 		},
-	})
+	},
 }

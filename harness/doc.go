@@ -1,16 +1,23 @@
-// Package harness runs race scenarios against a real control plane.
+// Package harness is the façade over racekit's harness: what racekit's
+// public API (package racekit) and its command (cmd/racekit) use, and
+// nothing they do not. It composes the layers below it, each a package of
+// its own with one idea (docs/architecture.md):
 //
-// It starts kube-apiserver and etcd once per process (ControlPlane), gives
-// each scenario its own namespace and actors (Scenario, Actor), records every
-// exchange on the wire (Recorder, Trace) and provides the scenario language:
-// testscript commands whose usage is data (Commands), so that help and the
-// language reference are generated from the same table the engine runs.
+//   - controlplane: kube-apiserver and etcd, once per process;
+//   - record: the recorder of every call on the wire, and the trace;
+//   - referee: the rules of optimistic concurrency, as a pure function of
+//     the trace's rows;
+//   - language: the scenario language: Scenario, commands, the script
+//     runner, and the extension points the layers above plug into;
+//   - semantics, controllers, running: extensions: the API-semantics
+//     commands, controllers raced one reconcile at a time, and controllers
+//     that run on their own (with the racing proxy, package proxy);
+//   - explore: every moment of a workload;
+//   - selfcheck: the checks of the oracles themselves (failing twins,
+//     metamorphic noise).
 //
-// Everything a scenario asserts about the wire comes from the Recorder, which
-// sits in each actor's transport: a 409 in a trace is a 409 the API server
-// sent. What it asserts about an object's state is the API server's too:
-// the server's last answer about the object, when nothing has touched it
-// since, or else a GET (always, for a subresource such as scale). The
-// order of a race comes from hook points (package hooks) alone; nothing
-// here sleeps or polls.
+// Everything a scenario asserts about the wire comes from the recorder,
+// which sits in each actor's transport: a 409 in a trace is a 409 the API
+// server sent. The order of a race comes from hook points (package hooks)
+// alone; nothing here sleeps or polls.
 package harness

@@ -25,6 +25,8 @@ func refOptions(tb testing.TB, c *ControlPlane, bug string) ScriptOptions {
 	if err := c.InstallCRDs(context.Background(), crds); err != nil {
 		tb.Fatal(err)
 	}
+	// The commands that misbehave on purpose, and the crash test's.
+	opts.Commands = append(append(opts.Commands, faultCommands...), crashCommands...)
 	return opts
 }
 

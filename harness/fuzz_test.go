@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/racekit/racekit/harness/language"
+
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -40,7 +42,7 @@ func FuzzScript(f *testing.F) {
 			// crash does, without its cleanup.
 			os.Exit(3)
 		}
-		if err := checkArchive("fuzz.txtar", []byte(script)); err != nil {
+		if err := language.CheckArchive("fuzz.txtar", []byte(script)); err != nil {
 			// RunFiles refuses it the same way; txtar.Parse, used below to
 			// filter the script, would panic on it.
 			c, opts := withRef(t, writeScript(t, script))

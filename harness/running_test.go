@@ -8,96 +8,16 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
-	"time"
+
+	"github.com/racekit/racekit/harness/internal/testctrl"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	kscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/workqueue"
 )
-
-// watchConfigMaps runs the seer as a client-go controller runs on its own: an
-// informer on the namespace's ConfigMaps, a rate-limited workqueue and one
-// worker, whose sync copies data.value to data.seen with an update built
-// from the lister's copy. A conflict goes back to the queue, and the next
-// sync reads the lister again.
-func watchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) error {
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
-	cms := factory.Core().V1().ConfigMaps()
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	enqueue := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			queue.Add(key)
-		}
-	}
-	if _, err := cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	}); err != nil {
-		return err
-	}
-	lister := cms.Lister()
-	sync := func(key string) error {
-		ns, name, _ := cache.SplitMetaNamespaceKey(key)
-		cm, err := lister.ConfigMaps(ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil || cm.Data["seen"] == cm.Data["value"] {
-			return err
-		}
-		cm = cm.DeepCopy()
-		cm.Data["seen"] = cm.Data["value"]
-		_, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
-		return err
-	}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), cms.Informer().HasSynced) {
-		return ctx.Err()
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for {
-			key, quit := queue.Get()
-			if quit {
-				return
-			}
-			if err := sync(key); err != nil && ctx.Err() == nil {
-				queue.AddRateLimited(key)
-			} else {
-				queue.Forget(key)
-			}
-			queue.Done(key)
-		}
-	}, time.Second)
-	<-ctx.Done()
-	return nil
-}
-
-// busy reads the namespace's ConfigMaps again and again until its context
-// ends: a controller that never goes idle.
-func busy(ctx context.Context, cfg *rest.Config, namespace string) error {
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	for ctx.Err() == nil {
-		_, _ = kube.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
-	}
-	return nil
-}
 
 // stuck never returns until the test process ends: a Run that ignores its
 // context. quits returns at once.
@@ -110,7 +30,7 @@ func runningControllers() []*Controller {
 		return func(ctx context.Context, in *Instance) error { return f(ctx, in.Config, in.Namespace) }
 	}
 	return []*Controller{
-		{Name: "watcher", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(watchConfigMaps)},
+		{Name: "watcher", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(testctrl.WatchConfigMaps)},
 		{Name: "stuck", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: func(context.Context, *Instance) error {
 			<-stuck
 			return nil
@@ -118,7 +38,7 @@ func runningControllers() []*Controller {
 		{Name: "quits", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: func(context.Context, *Instance) error {
 			return errors.New("no leader lease")
 		}},
-		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(busy)},
+		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(testctrl.Busy)},
 	}
 }
 
@@ -143,7 +63,7 @@ func runChild() bool {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
 		fmt.Println("watching configmaps in", os.Getenv("NAMESPACE"))
-		if err := watchConfigMaps(ctx, cfg, os.Getenv("NAMESPACE")); err != nil {
+		if err := testctrl.WatchConfigMaps(ctx, cfg, os.Getenv("NAMESPACE")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

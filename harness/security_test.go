@@ -16,17 +16,17 @@ import (
 // loopback only and refuses a client that does not authenticate.
 func TestLoopbackAndAuthentication(t *testing.T) {
 	cp := controlPlane(t)
-	u, err := url.Parse(cp.admin.Host)
+	u, err := url.Parse(cp.Admin().Host)
 	assert.NilError(t, err)
 	host, _, err := net.SplitHostPort(u.Host)
 	assert.NilError(t, err)
 	assert.Assert(t, net.ParseIP(host).IsLoopback(), "the API server listens on %s", host)
-	etcd := cp.env.ControlPlane.Etcd.URL
+	etcd := cp.EtcdURL()
 	assert.Assert(t, etcd != nil && net.ParseIP(etcd.Hostname()).IsLoopback(), "etcd listens on %v", etcd)
 
 	// No client certificate: the server must not serve the request.
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := hc.Get(cp.admin.Host + "/api/v1/namespaces")
+	resp, err := hc.Get(cp.Admin().Host + "/api/v1/namespaces")
 	assert.NilError(t, err)
 	resp.Body.Close()
 	assert.Assert(t, resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden,

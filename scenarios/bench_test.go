@@ -26,7 +26,7 @@ func BenchmarkFlagship(b *testing.B) {
 	// testscript reads Files only without a Dir.
 	opts.Dir, opts.Files = "", []string{"deployment_conflict.txtar"}
 	opts.Done = func(sc *harness.Scenario) {
-		wall += sc.Ended.Sub(sc.Started)
+		wall += sc.Ended().Sub(sc.Started())
 		trips += sc.Trace().RoundTrips()
 		n, d := sc.OwnRoundTrips()
 		ownCalls += n
@@ -129,7 +129,7 @@ func BenchmarkRunningFlagship(b *testing.B) {
 			var wall time.Duration
 			opts := options(b, "")
 			opts.Dir, opts.Files = "", []string{bc.file}
-			opts.Done = func(sc *harness.Scenario) { wall += sc.Ended.Sub(sc.Started) }
+			opts.Done = func(sc *harness.Scenario) { wall += sc.Ended().Sub(sc.Started()) }
 			for b.Loop() {
 				testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
 			}

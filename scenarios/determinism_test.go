@@ -47,20 +47,20 @@ func TestDeterminism(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		tr := sc.Trace().Normalize()
-		if sc.RanOnItsOwn() {
+		if harness.RanOnItsOwn(sc) {
 			// A controller that runs on its own is woken by watch
 			// events, whose timing the hooks do not order: its
 			// assertions must hold on every run, its trace need not
 			// be the same (docs/running.md).
 			tr = "(ran on its own: assertions only)"
 		}
-		if rep := sc.Explored(); rep != nil {
+		if rep := harness.Explored(sc); rep != nil {
 			// An explore line's table and every interleaving's trace
 			// must be the same on every run, moment for moment.
 			tr += rep.Normalize()
 		}
 		traces[sc.Name] = append(traces[sc.Name], tr)
-		if sc.Failed {
+		if sc.Failed() {
 			failed[sc.Name]++
 		}
 	}

@@ -196,7 +196,7 @@ func TestExploreUnderGoTest(t *testing.T) {
 	opts.Done = func(sc *harness.Scenario) {
 		mu.Lock()
 		defer mu.Unlock()
-		if r := sc.Explored(); r != nil {
+		if r := harness.Explored(sc); r != nil {
 			explored = r
 		}
 	}

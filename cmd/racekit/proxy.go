@@ -220,7 +220,7 @@ func writeKubeconfigs(sc *harness.Scenario, dir string, actors []string) ([]stri
 		if _, err := os.Lstat(path); err == nil && !ownKubeconfig(path) {
 			return nil, fmt.Errorf("%s appeared meanwhile, and racekit proxy did not write it: it stays as it is", path)
 		}
-		if err := sc.WriteKubeconfig(a, path); err != nil {
+		if err := harness.WriteKubeconfig(sc, a, path); err != nil {
 			return nil, fmt.Errorf("kubeconfig of %s: %w", a, err)
 		}
 		paths = append(paths, path)

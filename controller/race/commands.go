@@ -87,7 +87,7 @@ func runCountedConflicts(sc *racekit.Scenario, inv racekit.Invocation) error {
 	if err != nil {
 		return err
 	}
-	in, ok := sc.Instance(Name, actor)
+	in, ok := racekit.InstanceOf(sc, Name, actor)
 	if !ok {
 		return fmt.Errorf("no reference controller runs as %s, so it has no counter: it has not reconciled anything yet", actor)
 	}

@@ -1,0 +1,321 @@
+package controllers
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/harness/language"
+)
+
+// The commands that drive registered controllers (controllers.go): one
+// reconcile, reconciles until a workqueue would stop, what the last one
+// returned, and holding a cached controller's watch events back.
+var controllerCommands = []*language.Command{
+	{
+		Name: "reconcile", Args: "[CONTROLLER] RESOURCE/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 4,
+		Summary: "run one reconcile of the object by the registered controller (CONTROLLER may be left out when one controller reconciles RESOURCE), as the controller actor or as ACTOR: another instance, as a second replica would be; " +
+			"a cached controller's cache first takes in every write so far; \"!\" expects Reconcile to return an error, which goes to stdout; a reconcile that a crash killed returned neither, and fails both (try reconcile goes on after it); a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
+		Negation: language.NegSelf, Hookable: true, Run: runReconcile,
+	},
+	{
+		Name: "settle", Args: "[CONTROLLER] RESOURCE/NAME [max=N] [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 5,
+		Summary: "reconcile the object again while Reconcile returns an error or asks to be requeued, as a workqueue would but without its delays, at most N times (default " + strconv.Itoa(defaultSettle) + "); fails, naming the loop, when it never settles; every attempt is in the trace",
+		Run:     runSettle,
+	},
+	{
+		Name: "crash", Args: "CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
+		Summary:  "as a hook's action: kill the controller's reconcile at this moment, as a killed process would: the call in flight is not sent (before) or its answer is lost (after), every later call of that reconcile fails, and its instance (client, cache, memory) is thrown away; the reconcile returns nothing (result CONTROLLER crashed), so reconcile and ! reconcile fail on it, try reconcile goes on, and settle, like the next reconcile, starts a fresh instance; with explore, with crash CONTROLLER tries every moment",
+		Hookable: true, Run: runCrash,
+	},
+	{
+		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error|crashed [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
+		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), error, or crashed (a crash killed it, and it returned nothing)",
+		Run:     runResult,
+	},
+	{
+		Name: "hold", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
+		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: it first waits until the cache holds every write before the hold, then later events wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
+		Hookable: true, Run: runHold,
+	},
+	{
+		Name: "release", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
+		Summary:  "deliver the watch events hold kept back, in order, and those that follow; the next reconcile waits until the cache has them",
+		Hookable: true, Run: runRelease,
+	},
+}
+
+// defaultSettle bounds settle's reconciles without max=N.
+const defaultSettle = 10
+
+func runReconcile(sc *language.Scenario, inv language.Invocation) error {
+	c, r, rest, err := target(sc, inv.Args)
+	if err != nil {
+		return err
+	}
+	actor, err := language.AsActor(rest)
+	if err != nil {
+		return err
+	}
+	in, err := instance(sc, c, actor)
+	if err != nil {
+		return err
+	}
+	span, out, err := reconcileOnce(sc, in, r)
+	if err != nil {
+		return err
+	}
+	if span.runaway != nil {
+		return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+	}
+	if span.crashed != nil {
+		return crashedReconcile(sc, inv.Neg, span)
+	}
+	switch {
+	case inv.Neg && out.err == nil:
+		broken := brokenRules(sc, span)
+		return broken.Wrap(fmt.Errorf("reconcile succeeded (%s), but \"!\" expects an error%s\n%s", out, broken, sc.Trace().Tail(20)))
+	case inv.Neg:
+		fmt.Fprintf(inv.Stdout, "reconcile error: %v\n", out.err)
+		return nil
+	case out.err != nil:
+		broken := brokenRules(sc, span)
+		return broken.Wrap(fmt.Errorf("%w%s\n%s", out.err, broken, sc.Trace().Tail(20)))
+	}
+	return nil
+}
+
+// crashedReconcile is what reconcile and ! reconcile say of a reconcile
+// that a crash killed: a killed process returns nothing, so neither "it
+// succeeded" nor "it returned an error" holds, and each fails, saying so
+// and what to write instead.
+func crashedReconcile(sc *language.Scenario, neg bool, span Span) error {
+	claim := "reconcile expects it to succeed"
+	if neg {
+		claim = "\"!\" expects it to return an error"
+	}
+	as := ""
+	if span.Actor != language.ControllerActor {
+		as = " as " + span.Actor
+	}
+	return &crashedError{crash: span.crashed, msg: fmt.Sprintf("%v, so it returned nothing, and %s: to go on after a crash, write try reconcile %s %s%s and then result %s crashed%s, or settle, which starts a fresh instance as a restarted process would\n%s",
+		span.crashed, claim, span.Controller, span.Object, as, span.Controller, as, sc.Trace().Tail(20))}
+}
+
+// crashedError is a reconcile's failure because a crash killed it: try
+// says only that, since it goes on after a crash as the message asks.
+type crashedError struct {
+	crash error // errCrashed, wrapped
+	msg   string
+}
+
+func (e *crashedError) Error() string { return e.msg }
+func (e *crashedError) Unwrap() error { return e.crash }
+
+// Tried is what try prints after the command's name: the crash, not that
+// the reconcile failed.
+func (e *crashedError) Tried() string { return e.crash.Error() }
+
+func runSettle(sc *language.Scenario, inv language.Invocation) error {
+	c, r, rest, err := target(sc, inv.Args)
+	if err != nil {
+		return err
+	}
+	max := defaultSettle
+	if len(rest) > 0 && strings.HasPrefix(rest[0], "max=") {
+		n, err := strconv.Atoi(strings.TrimPrefix(rest[0], "max="))
+		if err != nil || n < 1 {
+			return language.UsageError("bad %q: want max=N with N at least 1", rest[0])
+		}
+		max, rest = n, rest[1:]
+	}
+	actor, err := language.AsActor(rest)
+	if err != nil {
+		return err
+	}
+	in, err := instance(sc, c, actor)
+	if err != nil {
+		return err
+	}
+	var outs []string
+	var span Span
+	for range max {
+		var out outcome
+		if span, out, err = reconcileOnce(sc, in, r); err != nil {
+			return err
+		}
+		if span.runaway != nil {
+			return fmt.Errorf("%v\n%s", span.runaway, sc.Trace().Tail(12))
+		}
+		if span.crashed != nil {
+			// As a restarted process would, a fresh instance takes the
+			// object up again.
+			outs = append(outs, "crashed")
+			if in, err = instance(sc, c, actor); err != nil {
+				return err
+			}
+			continue
+		}
+		if !out.again() {
+			return nil
+		}
+		outs = append(outs, out.String())
+	}
+	broken := brokenRules(sc, span)
+	return broken.Wrap(fmt.Errorf("%s did not settle %s in %d reconciles: each asked to run again (%s)%s\n%s",
+		c.Name, r, max, loopOf(outs), broken, sc.Trace().Tail(20)))
+}
+
+// loopOf renders what the reconciles of a loop returned, the same answers
+// in a row once with a count.
+func loopOf(outs []string) string {
+	var parts []string
+	for i := 0; i < len(outs); {
+		j := i
+		for j < len(outs) && outs[j] == outs[i] {
+			j++
+		}
+		if n := j - i; n > 1 {
+			parts = append(parts, fmt.Sprintf("%d× %s", n, outs[i]))
+		} else {
+			parts = append(parts, outs[i])
+		}
+		i = j
+	}
+	return strings.Join(parts, ", then ")
+}
+
+func runResult(sc *language.Scenario, inv language.Invocation) error {
+	c, err := controller(sc, inv.Args[0])
+	if err != nil {
+		return err
+	}
+	want := inv.Args[1]
+	switch {
+	case want == "done" || want == "requeue" || want == "error" || want == "crashed":
+	case strings.HasPrefix(want, "requeue-after="):
+		d, err := time.ParseDuration(strings.TrimPrefix(want, "requeue-after="))
+		if err != nil || d <= 0 {
+			return language.UsageError("bad %q: want requeue-after=DURATION, such as requeue-after=30s", want)
+		}
+		want = "requeue-after=" + d.String()
+	default:
+		return language.UsageError("bad result %q: want done, requeue, requeue-after=DURATION, error or crashed", want)
+	}
+	actor, err := language.AsActor(inv.Args[2:])
+	if err != nil {
+		return err
+	}
+	last, ok := lastOutcome(sc, c.Name, actor)
+	if !ok {
+		return fmt.Errorf("%s has not reconciled anything as %s yet", c.Name, actor)
+	}
+	got := last.String()
+	switch {
+	case want == "error" && last.err != nil, got == want:
+		return nil
+	case last.crashed != nil:
+		return fmt.Errorf("%s's last reconcile as %s returned nothing: %v; want %s\n%s", c.Name, actor, last.crashed, want, sc.Trace().Tail(20))
+	}
+	return fmt.Errorf("%s's last reconcile as %s returned %s, want %s\n%s", c.Name, actor, got, want, sc.Trace().Tail(20))
+}
+
+// lastOutcome returns what the last reconcile by controller as actor
+// returned, if there was one.
+func lastOutcome(sc *language.Scenario, controller, actor string) (outcome, bool) {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for i := len(st.reconciles) - 1; i >= 0; i-- {
+		if s := st.reconciles[i]; s.Controller == controller && s.Actor == actor {
+			return s.out, true
+		}
+	}
+	return outcome{}, false
+}
+
+// heldResource reads CONTROLLER RESOURCE [as ACTOR] for hold and release,
+// and returns the instance's cache and the resource's plural name.
+func heldResource(sc *language.Scenario, args []string) (*controllerCache, string, error) {
+	c, err := controller(sc, args[0])
+	if err != nil {
+		return nil, "", err
+	}
+	if len(c.Cache) == 0 {
+		return nil, "", language.UsageError("controller %s is not cached: its reads go to the API server, so there is no watch to hold (register it with Cache)", c.Name)
+	}
+	gvr, _, err := sc.ControlPlane().Resource(args[1])
+	if err != nil {
+		return nil, "", language.UsageError("%v", err)
+	}
+	actor, err := language.AsActor(args[2:])
+	if err != nil {
+		return nil, "", err
+	}
+	in, err := instance(sc, c, actor)
+	if err != nil {
+		return nil, "", err
+	}
+	if !in.cache.caches(gvr.Resource) {
+		var kinds []string
+		for _, k := range in.cache.kinds {
+			kinds = append(kinds, k.gvr.Resource)
+		}
+		return nil, "", language.UsageError("controller %s does not cache %s; it caches %s", c.Name, gvr.Resource, strings.Join(kinds, ", "))
+	}
+	return in.cache, gvr.Resource, nil
+}
+
+func runHold(sc *language.Scenario, inv language.Invocation) error {
+	cc, resource, err := heldResource(sc, inv.Args)
+	if err != nil {
+		return err
+	}
+	// hold keeps back what is written after it, not what was written
+	// before: without the wait, a write just before it would be in the
+	// cache or not, as its watch event came before the hold or after.
+	if err := catchUp(sc, cc); err != nil {
+		return err
+	}
+	return cc.feed.hold(resource)
+}
+
+func runRelease(sc *language.Scenario, inv language.Invocation) error {
+	cc, resource, err := heldResource(sc, inv.Args)
+	if err != nil {
+		return err
+	}
+	if err := cc.feed.release(resource); errors.Is(err, errNotHeld) {
+		return fmt.Errorf("release %s %s without a hold: nothing is held", inv.Args[0], resource)
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// errCrashed is what a crashed reconcile's calls fail with, wrapped.
+var errCrashed = errors.New("crashed")
+
+func runCrash(sc *language.Scenario, inv language.Invocation) error {
+	c, err := controller(sc, inv.Args[0])
+	if err != nil {
+		return err
+	}
+	actor, err := language.AsActor(inv.Args[1:])
+	if err != nil {
+		return err
+	}
+	b := budgetOf(inv.Ctx)
+	switch {
+	case !inv.InHook:
+		return language.UsageError("crash runs as a hook's action, at a moment of the controller's reconcile: on after ACTOR VERB RESOURCE/NAME: crash %s", c.Name)
+	case b == nil:
+		return fmt.Errorf("the call that fired the hook belongs to no reconcile of %s", c.Name)
+	case b.in.Controller != c || b.in.Actor != actor:
+		return fmt.Errorf("the call that fired the hook is %s's, as %s, not %s's as %s", b.in.Controller.Name, b.in.Actor, c.Name, actor)
+	}
+	b.abort.Set(fmt.Errorf("%w: %s as %s was killed in the middle of its reconcile (crash, armed at %s)", errCrashed, c.Name, actor, inv.Pos))
+	return nil
+}

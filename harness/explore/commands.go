@@ -1,0 +1,164 @@
+package explore
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var commands = []*language.Command{
+	{
+		Name: "explore", Args: "[depth=N] COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary: "explore the workload COMMAND (a reconcile, a settle or a writer command) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments",
+		Run:     runExplore,
+	},
+	{
+		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary: "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue; with every ... hooks it at every later call like the moment's too, a writer that keeps writing",
+		Run: func(*language.Scenario, language.Invocation) error {
+			return language.UsageError("a with line belongs right under an explore line")
+		},
+	},
+	{
+		Name: "explore-from", Group: "race", MinArgs: 0, MaxArgs: 0, Hidden: true,
+		Summary: "note where the explore workload's calls start (the learning run's marker)",
+		Run: func(sc *language.Scenario, _ language.Invocation) error {
+			st := stateKey.Of(sc)
+			st.mu.Lock()
+			st.from = sc.Recorder().LastSeq()
+			st.mu.Unlock()
+			return nil
+		},
+	},
+}
+
+func runExplore(sc *language.Scenario, inv language.Invocation) error {
+	file, _, ok := strings.Cut(inv.Pos, ":")
+	if !ok {
+		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
+	}
+	var xo Options
+	xo.Select, xo.Selected = momentsRun(sc.T())
+	// Each interleaving stops at its first failure, whatever the run
+	// the explore line is in.
+	opts := sc.Options()
+	opts.KeepGoing = false
+	rep, err := Explore(sc.Context(), sc.ControlPlane(), opts, file, xo)
+	if err != nil {
+		return err
+	}
+	st := stateKey.Of(sc)
+	st.mu.Lock()
+	st.exploring, st.explored = true, rep
+	st.mu.Unlock()
+	if t := sc.T(); t != nil {
+		for _, il := range rep.Interleavings {
+			t.Run(il.Name, func(t testscript.T) {
+				switch {
+				case il.NotApplicable:
+					t.Log("not applicable: " + il.NotApplicableWhy)
+				case !il.Passed:
+					t.Log(il.Log)
+					t.Fatal("FAIL: " + il.Failure)
+				}
+			})
+		}
+	}
+	failed := rep.Failed()
+	fmt.Fprint(inv.Stdout, rep.Table())
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d interleavings failed:\n%s", len(failed), len(rep.Interleavings), rep.Table())
+	}
+	return nil
+}
+
+// momentsRun returns what go test -run and -skip select among the
+// subtests an explore line runs, one per interleaving, so that
+// -run 'TestScenarios/NAME/MOMENT$' runs that interleaving alone, not the
+// whole exploration: each subtest's full name, t's name and its own,
+// matched as package testing matches it (explore_match.go). It returns nil
+// when t is not a go test test or neither flag is set.
+func momentsRun(t testscript.T) (func(string) bool, string) {
+	named, ok := t.(interface{ Name() string })
+	run, skip := testFlag("test.run"), testFlag("test.skip")
+	if !ok || run == "" && skip == "" {
+		return nil, ""
+	}
+	sel := testSelector(run, skip)
+	var how []string
+	if run != "" {
+		how = append(how, "-run "+run)
+	}
+	if skip != "" {
+		how = append(how, "-skip "+skip)
+	}
+	prefix := named.Name() + "/"
+	return func(name string) bool { return sel(prefix + name) }, strings.Join(how, " ")
+}
+
+// testFlag returns the value of go test's flag called name, "" when it is
+// not defined or not set.
+func testFlag(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
+}
+
+// Table renders the report: each interleaving's moment, interferer,
+// outcome and 409s, after a line that says what was explored.
+func (r *Report) Table() string {
+	var b strings.Builder
+	if r.Selected != "" {
+		fmt.Fprintf(&b, "explored %s, %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
+			r.Workload, r.Selected, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+	} else if r.Shard != "" {
+		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
+			r.Workload, r.Shard, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+	} else {
+		fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
+			r.Workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+	}
+	for _, il := range r.Interleavings {
+		var moment, interferer []string
+		for _, h := range il.Hooks {
+			moment = append(moment, h.Trigger())
+			interferer = append(interferer, h.Interferer)
+		}
+		outcome := "pass"
+		switch {
+		case il.NotApplicable:
+			outcome = "n/a (" + il.NotApplicableWhy + ")"
+		case !il.Passed:
+			outcome = "FAIL " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
+		}
+		fmt.Fprintf(&b, "  %-48s %-40s 409s %d  %s\n", strings.Join(moment, " + "), strings.Join(interferer, " + "), il.Conflicts, outcome)
+	}
+	return b.String()
+}
+
+// Explored returns what the scenario's explore line found, or nil when it
+// has none (or it has not run).
+func Explored(sc *language.Scenario) *Report {
+	st := stateKey.Peek(sc)
+	if st == nil {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.explored
+}
+
+// Normalize renders r for comparing runs: the table, and each
+// interleaving's normalized trace, moment by moment.
+func (r *Report) Normalize() string {
+	var b strings.Builder
+	b.WriteString(r.Table())
+	for _, il := range r.Interleavings {
+		fmt.Fprintf(&b, "--- %s\n%s", il.Name, il.Trace.Normalize())
+	}
+	return b.String()
+}

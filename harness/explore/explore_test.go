@@ -1,0 +1,370 @@
+package explore
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/hooks"
+)
+
+// TestMoments checks how the learning run's trace becomes moments: before
+// each call and after each answer, the calls before the workload and the
+// watches left out, occurrences counted per call, and after one call and
+// before the next of the same actor taken as one moment unless another
+// call came in between, the actor reads from a cache, a hook fired in
+// between, or a hook armed before the explore line could fire at either
+// point.
+func TestMoments(t *testing.T) {
+	get := func(seq int, actor, name string) record.Entry {
+		return exchange(seq, actor, "get", "deployments", name, "", 200, "OK", "1")
+	}
+	update := func(seq int, actor, name string) record.Entry {
+		return exchange(seq, actor, "update", "deployments", name, "1", 200, "OK", "2")
+	}
+	watch := func(seq int, actor string) record.Entry {
+		return exchange(seq, actor, "watch", "deployments", "", "", 200, "OK", "")
+	}
+	fired := record.Entry{Hook: &record.HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: "set d spec.x 1"}}
+	hookOn := func(point hooks.Point, verb, name string) hooks.Hook {
+		return hooks.Hook{Point: point, Match: hooks.Matcher{Actor: "controller", Verb: verb, Resource: "deployments", Name: name}, Occurrence: 2}
+	}
+	hook := func(point hooks.Point, verb string) hooks.Hook { return hookOn(point, verb, "web") }
+	oneActor := record.Trace{get(1, "setup", "web"), get(2, "controller", "web"), update(3, "controller", "web"), get(4, "controller", "web")}
+	all := []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+		"before controller update deployments/web 1st", "after controller update deployments/web 1st",
+		"before controller get deployments/web 2nd", "after controller get deployments/web 2nd"}
+	tests := []struct {
+		name  string
+		trace record.Trace
+		from  int
+		armed []hooks.Hook
+		want  []string
+		// left are the moments left out, each "MOMENT = TWIN".
+		left []string
+	}{{
+		name:  "one actor: after a call is before the next",
+		trace: oneActor,
+		from:  1,
+		want:  []string{all[0], all[1], all[3], all[5]},
+		left:  []string{all[2] + " = " + all[1], all[4] + " = " + all[3]},
+	}, {
+		name:  "another actor's call in between keeps both",
+		trace: record.Trace{get(1, "controller", "web"), get(2, "bob", "web"), update(3, "controller", "web")},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before bob get deployments/web 1st", "after bob get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		name:  "an actor that watches reads its cache in between",
+		trace: record.Trace{watch(1, "controller"), update(2, "controller", "web"), update(3, "controller", "web")},
+		want: []string{"before controller update deployments/web 1st", "after controller update deployments/web 1st",
+			"before controller update deployments/web 2nd", "after controller update deployments/web 2nd"},
+	}, {
+		name:  "a hook that fired in between keeps both",
+		trace: record.Trace{get(1, "setup", "web"), get(2, "controller", "web"), fired, update(3, "controller", "web"), get(4, "controller", "web")},
+		from:  1,
+		want:  []string{all[0], all[1], all[2], all[3], all[5]},
+		left:  []string{all[4] + " = " + all[3]},
+	}, {
+		// An armed hook of another occurrence could fire there in a run
+		// an interferer changed: the rule ignores occurrences.
+		name:  "a hook armed at before the next call keeps both",
+		trace: oneActor,
+		from:  1,
+		armed: []hooks.Hook{hook(hooks.Before, "update")},
+		want:  []string{all[0], all[1], all[2], all[3], all[5]},
+		left:  []string{all[4] + " = " + all[3]},
+	}, {
+		name:  "a hook armed at after the call keeps both",
+		trace: oneActor,
+		from:  1,
+		armed: []hooks.Hook{hook(hooks.After, "update")},
+		want:  []string{all[0], all[1], all[3], all[4], all[5]},
+		left:  []string{all[2] + " = " + all[1]},
+	}, {
+		name:  "a hook armed elsewhere changes nothing",
+		trace: oneActor[:3],
+		from:  1,
+		armed: []hooks.Hook{hookOn(hooks.Before, "update", "db"), hookOn(hooks.After, "get", "db"), hook(hooks.Before, "patch"), hook(hooks.Before, "get")},
+		want:  []string{all[0], all[1], all[3]},
+		left:  []string{all[2] + " = " + all[1]},
+	}, {
+		name:  "nothing after from",
+		trace: record.Trace{get(1, "controller", "web")},
+		from:  1,
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			kept, eq := moments(tc.trace, tc.from, tc.armed).kept()
+			var got, left []string
+			for _, m := range kept {
+				got = append(got, m.Trigger())
+			}
+			for _, e := range eq {
+				left = append(left, e.Moment.Trigger()+" = "+e.Twin.Trigger())
+			}
+			assert.DeepEqual(t, got, tc.want)
+			assert.DeepEqual(t, left, tc.left)
+		})
+	}
+}
+
+// TestExploreScript checks the scripts an exploration derives: the explore
+// line and the with lines become the hooks and the workload, the lines
+// after keep their numbers, and the learning run comments the invariants
+// out.
+func TestExploreScript(t *testing.T) {
+	e := &exploration{
+		lines:    []string{"create a.yaml", "explore reconcile webapps/web", "with annotate bob deployments/web t=1", "with scale alice deployments/web 3", "field deployments/web spec.replicas 2", ""},
+		at:       1,
+		workload: "reconcile webapps/web",
+		withAt:   []int{2, 3},
+	}
+	e.ar = txtar.Parse(nil)
+	assert.Equal(t, string(e.script([]string{"on after controller get deployments/web 1st: annotate bob deployments/web t=1"}, true)),
+		"create a.yaml\non after controller get deployments/web 1st: annotate bob deployments/web t=1\nreconcile webapps/web\n# with scale alice deployments/web 3\nfield deployments/web spec.replicas 2\n")
+	assert.Equal(t, string(e.script([]string{"explore-from"}, false)),
+		"create a.yaml\nexplore-from\nreconcile webapps/web\n# with scale alice deployments/web 3\n# field deployments/web spec.replicas 2\n")
+	// Depth 2 with one with line: one line more, the numbers after shift.
+	e.withAt = []int{1}
+	e.lines = []string{"explore reconcile webapps/web", "with annotate bob deployments/web t=1", "field x"}
+	e.at = 0
+	assert.Equal(t, string(e.script([]string{"on A", "on B"}, true)), "on A\non B\nreconcile webapps/web\n# with annotate bob deployments/web t=1\nfield x\n")
+}
+
+// TestJudge checks how a run's failures make its outcome: a failure of
+// anything but the interferers' own hooks is a finding; a depth-2 hook
+// whose moment never came, or an interferer whose own action failed, with
+// nothing else failing, is n/a.
+func TestJudge(t *testing.T) {
+	field := language.Failure{Kind: language.FailCommand, File: "x.txtar", Line: 9, Command: "field deployments/web spec.replicas 2", Message: "got 1\nthe trace's tail", Rules: []string{"the update sent no resourceVersion (blind update)"}}
+	hookAt := func(line int) *language.FailedHook {
+		return &language.FailedHook{ID: 1, Trigger: "after controller get deployments/web 1st", Armed: "x.txtar:" + strconv.Itoa(line)}
+	}
+	never := language.Failure{Kind: language.FailUnfired, Command: "annotate bob deployments/web t=1", Message: "no matching call was made after it was armed", Hook: hookAt(4)}
+	own := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "scale alice deployments/web 3", Message: `deployments.apps "web" not found`, Hook: hookAt(3), Tolerated: true}
+	setup := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "set d spec.x 1", Message: "no snapshot d", Hook: hookAt(1)}
+	one, two := []Hook{{}}, []Hook{{}, {}}
+	tests := []struct {
+		name    string
+		hooks   []Hook
+		passed  bool
+		fs      []language.Failure
+		outcome string
+	}{
+		{"a pass", one, true, nil, "pass"},
+		{"an invariant broke", one, false, []language.Failure{field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
+		{"a later moment never came", two, false, []language.Failure{never}, "n/a (a later moment never came)"},
+		{"a moment never came, at depth 1", one, false, []language.Failure{never}, "FAIL x.txtar:4: hook 1 (after controller get deployments/web 1st: annotate bob deployments/web t=1) never fired: no matching call was made after it was armed"},
+		{"an invariant broke, and a later moment never came", two, false, []language.Failure{field, never}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
+		{"the interferer failed", one, true, []language.Failure{own}, `n/a (interferer failed: deployments.apps "web" not found)`},
+		{"the interferer failed, and an invariant", one, false, []language.Failure{own, field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
+		{"a hook the script armed failed", one, false, []language.Failure{setup}, "FAIL x.txtar:5: hook 1 (after controller get deployments/web 1st), armed at x.txtar:1, failed: no snapshot d"},
+		{"a failure racekit did not see", one, false, nil, "FAIL the run failed outside racekit's commands (a testscript command of its own?): see its log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			il := Interleaving{Hooks: tc.hooks, Failures: tc.fs}
+			judge(&il, tc.passed, []int{3, 4})
+			var got string
+			switch {
+			case il.Passed:
+				got = "pass"
+			case il.NotApplicable:
+				got = "n/a (" + il.NotApplicableWhy + ")"
+			default:
+				got = "FAIL " + il.Failure
+			}
+			assert.Equal(t, got, tc.outcome)
+			assert.Assert(t, !(il.Passed && il.NotApplicable))
+		})
+	}
+}
+
+// TestMerge checks how shards' reports join: every run once, in order,
+// into the whole's report; and what Merge refuses: overlaps, gaps, and
+// reports of another exploration, whatever tells them apart.
+func TestMerge(t *testing.T) {
+	ms := []Moment{{Point: "after", Actor: "controller", Verb: "get", Object: "webapps/web", Occ: 1}}
+	il := func(i int) Interleaving {
+		return Interleaving{Index: i, Name: "run" + string(rune('a'+i)), Passed: i != 1}
+	}
+	shard := func(name string, ils ...Interleaving) *Report {
+		return &Report{File: "/a/x.txtar", Script: "abc", Workload: "reconcile webapps/web", Interferers: []string{"annotate bob deployments/web t=1"},
+			Invariants: []string{"annotation deployments/web t=1"}, Depth: 1, Moments: ms, Total: 3, Shard: name, Interleavings: ils}
+	}
+	got, err := Merge(shard("2/2", il(2), il(0)), shard("1/2", il(1)))
+	assert.NilError(t, err)
+	whole := shard("", il(0), il(1), il(2))
+	assert.DeepEqual(t, got, whole)
+	assert.Equal(t, got.Table(), whole.Table())
+
+	other := func(change func(*Report)) *Report {
+		r := shard("2/2")
+		change(r)
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		shards []*Report
+		want   string
+	}{
+		{"a run twice", []*Report{shard("1/2", il(0), il(1)), shard("2/2", il(1), il(2))}, "merge: run runb is in shard 1/2 and in shard 2/2"},
+		{"a run missing", []*Report{shard("1/2", il(0)), shard("2/2", il(2))}, "merge: the shards ran 2 of 3 runs; missing: 1"},
+		{"another file", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.File = "y.txtar" })}, "merge: shard 2/2 is of another exploration than shard 1/2:\n  file: y.txtar, not x.txtar"},
+		// Two scripts called m.txtar, in two folders.
+		{"another script of the same name", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.File, r.Script = "/b/x.txtar", "def" })}, "script (SHA-256): def, not abc"},
+		{"other interferers", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Interferers = []string{"scale alice deployments/web 3"} })}, "interferers: scale alice deployments/web 3, not annotate bob deployments/web t=1"},
+		{"other invariants", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Invariants = nil })}, "invariants: , not annotation deployments/web t=1"},
+		{"another depth", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Depth = 2 })}, "depth: 2, not 1"},
+		{"another variant", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Variant = "blind-update" })}, "teaching variant: blind-update, not none (the production controller)"},
+		{"without pruning", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Exhaustive = true })}, "pruning: every moment (exhaustive), not equivalent moments left out"},
+		{"other moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Moments = nil })}, "moments: , not after controller get webapps/web 1st"},
+		{"no identity", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Script = "" })}, "merge: shard 2/2 names no script"},
+		{"no identity first", []*Report{other(func(r *Report) { r.Script = "" }), shard("1/2", il(0))}, "merge: shard 2/2 names no script"},
+		{"nothing", nil, "merge: no report"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Merge(tc.shards...)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// TestRunNames checks that every run has a name of its own: two
+// interferers whose first words coincide are told apart by more of their
+// words, two alike by a number, and the names stay the first two words
+// where those differ.
+func TestRunNames(t *testing.T) {
+	m := Moment{Point: "after", Actor: "controller", Verb: "get", Object: "deployments/web", Occ: 1}
+	tests := []struct {
+		name string
+		with []interferer
+		want []string
+	}{
+		{"first words differ", []interferer{{cmd: "annotate bob deployments/web team=blue"}, {cmd: "scale alice deployments/web 5"}},
+			[]string{"after_controller_get_deployments_web_1st_annotate_bob", "after_controller_get_deployments_web_1st_scale_alice"}},
+		{"first words coincide", []interferer{{cmd: "annotate bob deployments/web team=blue"}, {cmd: "annotate bob deployments/web team=red"}, {cmd: "scale alice deployments/web 5"}},
+			[]string{"after_controller_get_deployments_web_1st_annotate_bob_deployments_web_team_blue", "after_controller_get_deployments_web_1st_annotate_bob_deployments_web_team_red", "after_controller_get_deployments_web_1st_scale_alice"}},
+		{"objects differ", []interferer{{cmd: "annotate bob deployments/web team=blue"}, {cmd: "annotate bob webapps/web team=blue"}},
+			[]string{"after_controller_get_deployments_web_1st_annotate_bob_deployments_web", "after_controller_get_deployments_web_1st_annotate_bob_webapps_web"}},
+		{"alike", []interferer{{cmd: "bump bob deployments/web"}, {cmd: "bump bob deployments/web"}},
+			[]string{"after_controller_get_deployments_web_1st_bump_bob_deployments_web", "after_controller_get_deployments_web_1st_bump_bob_deployments_web_2"}},
+		{"every and once", []interferer{{cmd: "bump bob deployments/web", every: true}, {cmd: "bump bob deployments/web"}},
+			[]string{"after_controller_get_deployments_web_every_bump_bob", "after_controller_get_deployments_web_1st_bump_bob"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			labels(tc.with)
+			var got []string
+			for _, in := range tc.with {
+				got = append(got, runName([]Hook{{Moment: m, Interferer: in.cmd, Every: in.every, label: in.label}}, true))
+			}
+			assert.DeepEqual(t, got, tc.want)
+			assert.NilError(t, uniqueNames(got))
+		})
+	}
+	assert.ErrorContains(t, uniqueNames([]string{"a", "b", "a"}), "two runs are called a")
+}
+
+// TestPlan checks the runs an exploration plans: at depth 1, each kept
+// moment (each moment for a with every interferer, and each moment without
+// pruning); at depth 2, the pairs, of which those whose first hooks sit at
+// twin moments and whose second hooks are the same are one.
+func TestPlan(t *testing.T) {
+	mo := func(point, verb string) Moment {
+		return Moment{Point: point, Actor: "controller", Verb: verb, Object: "deployments/web", Occ: 1}
+	}
+	// get, update: before get, after get = before update, after update.
+	l := learned{all: []Moment{mo("before", "get"), mo("after", "get"), mo("before", "update"), mo("after", "update")}, twin: []int{0, 1, 1, 3}}
+	exhaustive := learned{all: l.all, twin: []int{0, 1, 2, 3}}
+	a := interferer{cmd: "annotate bob deployments/web t=1", label: "annotate_bob"}
+	every := interferer{cmd: "bump bob deployments/web", every: true, label: "bump_bob"}
+	render := func(runs [][]Hook) []string {
+		var out []string
+		for _, hs := range runs {
+			var s []string
+			for _, h := range hs {
+				s = append(s, h.Trigger()+": "+h.label)
+			}
+			out = append(out, strings.Join(s, " + "))
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		depth int
+		ins   []interferer
+		l     learned
+		want  []string
+	}{
+		{"depth 1", 1, []interferer{a}, l, []string{"before controller get deployments/web 1st: annotate_bob", "after controller get deployments/web 1st: annotate_bob", "after controller update deployments/web 1st: annotate_bob"}},
+		{"depth 1, every moment", 1, []interferer{a}, exhaustive, []string{"before controller get deployments/web 1st: annotate_bob", "after controller get deployments/web 1st: annotate_bob", "before controller update deployments/web 1st: annotate_bob", "after controller update deployments/web 1st: annotate_bob"}},
+		{"depth 1, with every", 1, []interferer{every}, l, []string{"before controller get deployments/web every: bump_bob", "after controller get deployments/web every: bump_bob", "before controller update deployments/web every: bump_bob", "after controller update deployments/web every: bump_bob"}},
+		{"depth 2", 2, []interferer{a}, l, []string{
+			"before controller get deployments/web 1st: annotate_bob + after controller get deployments/web 1st: annotate_bob",
+			"before controller get deployments/web 1st: annotate_bob + before controller update deployments/web 1st: annotate_bob",
+			"before controller get deployments/web 1st: annotate_bob + after controller update deployments/web 1st: annotate_bob",
+			// the interferer twice at one moment
+			"after controller get deployments/web 1st: annotate_bob + before controller update deployments/web 1st: annotate_bob",
+			"after controller get deployments/web 1st: annotate_bob + after controller update deployments/web 1st: annotate_bob",
+			// before update + after update is after get + after update
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &exploration{file: "x.txtar", interferers: tc.ins, depth: tc.depth}
+			runs, err := e.plan(tc.l)
+			assert.NilError(t, err)
+			assert.DeepEqual(t, render(runs), tc.want)
+		})
+	}
+}
+
+// TestInShard checks that the split is stable and covers every name once.
+func TestInShard(t *testing.T) {
+	names := []string{"before_controller_get_webapps_web_1st", "after_controller_get_webapps_web_1st", "after_controller_update_deployments_web_1st", "after_controller_get_deployments_web_1st"}
+	for _, n := range names {
+		in := 0
+		for i := 1; i <= 3; i++ {
+			if inShard(n, i, 3) {
+				in++
+			}
+		}
+		assert.Equal(t, in, 1, "%s is in %d shards", n, in)
+	}
+	assert.Equal(t, inShard(names[0], 2, 3), inShard(names[0], 2, 3))
+}
+
+// TestHeadLines checks where the hooks of a run's script are: at the
+// explore and with lines when they have room, else one under another from
+// the explore line on; the lines it returns are those the script has the
+// hooks at.
+func TestHeadLines(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		at    int
+		with  []int
+		heads []string
+	}{
+		{"room", []string{"create a.yaml", "explore reconcile webapps/web", "with annotate bob x t=1", "with scale alice x 3", "field x"}, 1, []int{2, 3}, []string{"on A"}},
+		{"room for two", []string{"create a.yaml", "explore reconcile webapps/web", "with annotate bob x t=1", "with scale alice x 3", "field x"}, 1, []int{2, 3}, []string{"on A", "on B"}},
+		{"no room", []string{"create a.yaml", "explore reconcile webapps/web", "with annotate bob x t=1", "field x"}, 1, []int{2}, []string{"on A", "on B"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &exploration{lines: tc.lines, at: tc.at, withAt: tc.with, workload: "reconcile webapps/web", ar: txtar.Parse(nil)}
+			script := strings.Split(string(e.script(tc.heads, true)), "\n")
+			lines := e.headLines(len(tc.heads))
+			assert.Equal(t, len(lines), len(tc.heads))
+			for i, n := range lines {
+				assert.Equal(t, script[n-1], tc.heads[i], "head %d at line %d of\n%s", i, n, strings.Join(script, "\n"))
+			}
+		})
+	}
+}

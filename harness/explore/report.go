@@ -1,0 +1,263 @@
+package explore
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/racekit/racekit/harness/language"
+
+	"github.com/racekit/racekit/harness/record"
+)
+
+// Interleaving is the outcome of one run with hooks at their moments.
+type Interleaving struct {
+	// Index is the run's place among all of the exploration's runs, shards
+	// or not: the order of the moments, then the interferers.
+	Index int
+	Name  string
+	Hooks []Hook
+	// Passed is true when every invariant held and every hook's action
+	// did what it said. NotApplicable is set when the run is neither a
+	// pass nor a finding, and NotApplicableWhy says why: a later hook's
+	// moment never came (depth 2: an earlier interferer took the workload
+	// down another path), or the interferer's own action failed (a
+	// NotFound on a first reconcile) and no invariant did.
+	Passed, NotApplicable bool
+	NotApplicableWhy      string `json:",omitempty"`
+	// Failure is the first failure that makes the run a finding, as the
+	// table shows it (language.Failure.Summary): where, what, and the rules it
+	// names.
+	Failure string
+	// Failures are everything that went wrong in the run, as values.
+	Failures []language.Failure `json:",omitempty"`
+	// Conflicts counts the 409 Conflict answers in the run.
+	Conflicts int
+	Log       string
+	// Trace is the run's trace, and Script the scenario that ran: the
+	// original, with the explore line replaced by the hooks and the
+	// workload. Neither is in the JSON form.
+	Trace  record.Trace `json:"-"`
+	Script []byte       `json:"-"`
+}
+
+// InterfererFailed reports whether a hook's action of the run's own
+// interferers failed; such a run is n/a unless an invariant failed too.
+func (il Interleaving) InterfererFailed() bool {
+	for _, f := range il.Failures {
+		if f.Tolerated {
+			return true
+		}
+	}
+	return false
+}
+
+// judge sets il's outcome from its run's failures. A failure of anything
+// but the interferers' own hooks makes it a finding. Otherwise it is n/a
+// when, at depth 2, a hook's moment never came, or when an interferer's
+// own action failed (it changed nothing the workload could trip on, and
+// the invariants held); and a pass when nothing failed.
+func judge(il *Interleaving, passed bool, heads []int) {
+	var own, unfired, other []language.Failure
+	for _, f := range il.Failures {
+		_, line := language.SplitPos(hookArmed(f))
+		switch {
+		case f.Tolerated:
+			own = append(own, f)
+		case f.Kind == language.FailUnfired && slices.Contains(heads, line):
+			unfired = append(unfired, f)
+		default:
+			other = append(other, f)
+		}
+	}
+	switch {
+	case len(other) > 0:
+		il.Failure = other[0].Summary()
+	case len(unfired) > 0 && len(il.Hooks) > 1:
+		il.NotApplicable, il.NotApplicableWhy = true, "a later moment never came"
+	case len(unfired) > 0:
+		il.Failure = unfired[0].Summary()
+	case !passed:
+		il.Failure = "the run failed outside racekit's commands (a testscript command of its own?): see its log"
+	case len(own) > 0:
+		msg, _, _ := strings.Cut(own[0].Message, "\n")
+		il.NotApplicable, il.NotApplicableWhy = true, "interferer failed: "+msg
+	default:
+		il.Passed = true
+	}
+}
+
+// hookArmed returns where f's hook was armed, or "".
+func hookArmed(f language.Failure) string {
+	if f.Hook == nil {
+		return ""
+	}
+	return f.Hook.Armed
+}
+
+// Report is what Explore found.
+type Report struct {
+	// File, Script, Workload, Interferers, Invariants, Depth, Variant,
+	// Exhaustive and the moments say which exploration this is: Merge
+	// joins only reports that agree on every one of them.
+	File string
+	// Script is the SHA-256 of the scenario file's content, in hex.
+	Script      string
+	Workload    string
+	Interferers []string
+	Invariants  []string
+	Depth       int
+	// Variant is the teaching variant explored (racekit explore --bug),
+	// "" for the production controller.
+	Variant string `json:",omitempty"`
+	// Exhaustive is set when no moment was left out as equivalent
+	// (Options.Exhaustive).
+	Exhaustive bool `json:",omitempty"`
+	// Moments are the distinct moments of the learning run; Equivalent
+	// counts those left out as equal to one of them, and LeftOut says
+	// which, with the moment explored instead.
+	Moments    []Moment
+	Equivalent int
+	LeftOut    []Equivalence `json:",omitempty"`
+	// Total counts the exploration's runs; Interleavings holds those this
+	// report ran (all of them, or a shard's), in the order of the moments,
+	// then interferers.
+	Total         int
+	Interleavings []Interleaving
+	// Shard is "I/N" for a shard's report, "" for a whole one.
+	Shard string `json:",omitempty"`
+	// Selected says which runs were selected by name, such as "-run
+	// after_controller_get", "" for all of them.
+	Selected string `json:",omitempty"`
+	// Learning is the learning run's trace from the workload's first call
+	// on, as rows: the calls whose moments Moments lists, for drawing the
+	// workload (Mermaid).
+	Learning []record.Row `json:",omitempty"`
+}
+
+// Failed returns the interleavings whose invariants broke.
+func (r *Report) Failed() []Interleaving {
+	var out []Interleaving
+	for _, il := range r.Interleavings {
+		if !il.Passed && !il.NotApplicable {
+			out = append(out, il)
+		}
+	}
+	return out
+}
+
+// identity lists what makes r the exploration it is, field by field, for
+// Merge to compare: each a name and its value, rendered.
+func (r *Report) identity() [][2]string {
+	or := func(s, none string) string {
+		if s == "" {
+			return none
+		}
+		return s
+	}
+	var ms []string
+	for _, m := range r.Moments {
+		ms = append(ms, m.Trigger())
+	}
+	var eq []string
+	for _, e := range r.LeftOut {
+		eq = append(eq, e.Moment.Trigger()+" = "+e.Twin.Trigger())
+	}
+	return [][2]string{
+		{"file", filepath.Base(r.File)},
+		{"script (SHA-256)", or(r.Script, "none")},
+		{"workload", r.Workload},
+		{"interferers", strings.Join(r.Interferers, "; ")},
+		{"invariants", strings.Join(r.Invariants, "; ")},
+		{"depth", strconv.Itoa(r.Depth)},
+		{"teaching variant", or(r.Variant, "none (the production controller)")},
+		{"pruning", map[bool]string{false: "equivalent moments left out", true: "every moment (exhaustive)"}[r.Exhaustive]},
+		{"moments", strings.Join(ms, "; ")},
+		{"equivalent moments", or(strings.Join(eq, "; "), "none")},
+		{"runs", strconv.Itoa(r.Total)},
+	}
+}
+
+// sameExploration returns nil when a and b are reports of one exploration,
+// or an error naming each thing that differs.
+func sameExploration(a, b *Report) error {
+	if b.Script == "" {
+		return fmt.Errorf("shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(b.Shard))
+	}
+	ia, ib := a.identity(), b.identity()
+	var diffs []string
+	for i := range ia {
+		if ia[i][1] != ib[i][1] {
+			diffs = append(diffs, fmt.Sprintf("%s: %s, not %s", ia[i][0], ib[i][1], ia[i][1]))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("shard %s is of another exploration than shard %s:\n  %s", orWhole(b.Shard), orWhole(a.Shard), strings.Join(diffs, "\n  "))
+}
+
+// Merge joins the reports of an exploration's shards into the report of
+// the whole: each run once, in order. The shards must come from one
+// exploration (the same script, by content, interferers, invariants,
+// depth, teaching variant, pruning and moments) and cover every run
+// exactly once.
+func Merge(shards ...*Report) (*Report, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("merge: no report")
+	}
+	first := shards[0]
+	if first.Script == "" {
+		return nil, fmt.Errorf("merge: shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(first.Shard))
+	}
+	out := &Report{File: first.File, Script: first.Script, Workload: first.Workload, Interferers: first.Interferers, Invariants: first.Invariants,
+		Depth: first.Depth, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
+	seen := map[int]string{}
+	for _, r := range shards {
+		if err := sameExploration(first, r); err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		for _, il := range r.Interleavings {
+			if prev, dup := seen[il.Index]; dup {
+				return nil, fmt.Errorf("merge: run %s is in shard %s and in shard %s", il.Name, prev, orWhole(r.Shard))
+			}
+			seen[il.Index] = orWhole(r.Shard)
+			out.Interleavings = append(out.Interleavings, il)
+		}
+	}
+	if len(out.Interleavings) != out.Total {
+		var missing []string
+		for i := 0; i < out.Total; i++ {
+			if _, ok := seen[i]; !ok {
+				missing = append(missing, strconv.Itoa(i))
+			}
+		}
+		return nil, fmt.Errorf("merge: the shards ran %d of %d runs; missing: %s", len(out.Interleavings), out.Total, strings.Join(missing, ", "))
+	}
+	sort.Slice(out.Interleavings, func(i, j int) bool { return out.Interleavings[i].Index < out.Interleavings[j].Index })
+	return out, nil
+}
+
+func orWhole(shard string) string {
+	if shard == "" {
+		return "(whole)"
+	}
+	return shard
+}
+
+// uniqueNames returns an error naming two runs of names that have one name:
+// each run's subtest, --emit file and shard hash need their own.
+func uniqueNames(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return fmt.Errorf("two runs are called %s: make the with lines differ", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}

@@ -1,0 +1,300 @@
+package harness
+
+import (
+	"context"
+	"io/fs"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/racekit/racekit/harness/controllers"
+	"github.com/racekit/racekit/harness/controlplane"
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/proxy"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/referee"
+	"github.com/racekit/racekit/harness/running"
+	"github.com/racekit/racekit/harness/selfcheck"
+	"github.com/racekit/racekit/harness/semantics"
+)
+
+// The types the public API and the command use; each is documented where
+// it is defined.
+type (
+	ControlPlane   = controlplane.ControlPlane
+	StartOption    = controlplane.StartOption
+	CRD            = controlplane.CRD
+	Scenario       = language.Scenario
+	Actor          = language.Actor
+	Command        = language.Command
+	Invocation     = language.Invocation
+	Negation       = language.Negation
+	Result         = language.Result
+	Failure        = language.Failure
+	FailureKind    = language.FailureKind
+	Verdict        = language.Verdict
+	Controller     = controllers.Controller
+	Instance       = controllers.Instance
+	Span           = controllers.Span
+	Finding        = referee.Finding
+	Trace          = record.Trace
+	Row            = record.Row
+	Exchange       = record.Exchange
+	ExploreReport  = explore.Report
+	ExploreOptions = explore.Options
+	Interleaving   = explore.Interleaving
+	Moment         = explore.Moment
+	Hook           = explore.Hook
+	Twin           = selfcheck.Twin
+	NoiseCheck     = selfcheck.NoiseCheck
+)
+
+// The values the public API and the command use.
+const (
+	NoNegation        = language.NoNegation
+	NegAPIError       = language.NegAPIError
+	NegSelf           = language.NegSelf
+	ControllerActor   = language.ControllerActor
+	SetupActor        = language.SetupActor
+	MaxExploreDepth   = explore.MaxDepth
+	AnonymousActor    = running.AnonymousActor
+	SpawnedKubeconfig = running.SpawnedKubeconfig
+)
+
+// StartControlPlane starts kube-apiserver and etcd (controlplane.Start).
+func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
+	return controlplane.Start(ctx, opts...)
+}
+
+// WithCRDs installs crds as the control plane starts.
+func WithCRDs(crds []CRD) StartOption { return controlplane.WithCRDs(crds) }
+
+// WithoutSignalHandler leaves SIGINT and SIGTERM to the caller.
+func WithoutSignalHandler() StartOption { return controlplane.WithoutSignalHandler() }
+
+// WithKillOnStop makes Stop kill kube-apiserver and etcd.
+func WithKillOnStop() StartOption { return controlplane.WithKillOnStop() }
+
+// ReadCRDs reads the CRDs in files and folders of YAML or JSON.
+func ReadCRDs(paths ...string) ([]CRD, error) { return controlplane.ReadCRDs(paths...) }
+
+// ReadCRDsFS reads every CRD in fsys.
+func ReadCRDsFS(fsys fs.FS) ([]CRD, error) { return controlplane.ReadCRDsFS(fsys) }
+
+// AdoptOrphans makes this process the reaper of its descendants' orphans
+// (controlplane.AdoptOrphans).
+func AdoptOrphans() (func() error, error) { return controlplane.AdoptOrphans() }
+
+// PeakRSS returns the peak resident memory of this process's control-plane
+// children, by command name.
+func PeakRSS() (map[string]int64, error) { return controlplane.PeakRSS() }
+
+// ZeroDelayRetry is retry.DefaultRetry without the waiting.
+func ZeroDelayRetry() wait.Backoff { return language.ZeroDelayRetry() }
+
+// AsActor reads the optional "as ACTOR" that ends a command's arguments.
+func AsActor(args []string) (string, error) { return language.AsActor(args) }
+
+// Suggest returns " (did you mean X?)" for a near miss of name.
+func Suggest(name string, candidates []string) string { return language.Suggest(name, candidates) }
+
+// UsageError returns an error about a command's arguments.
+func UsageError(format string, args ...any) error { return language.UsageError(format, args...) }
+
+// NamingRules returns err with the findings fs as values.
+func NamingRules(err error, fs ...Finding) error { return referee.NamingRules(err, fs...) }
+
+// CheckScript reports a scenario file that testscript could not read.
+func CheckScript(file string) error { return language.CheckScript(file) }
+
+// ScenarioName is the name testscript gives a file.
+func ScenarioName(file string) string { return language.ScenarioName(file) }
+
+// Timeline renders rows as a numbered table for people.
+func Timeline(rows []Row, color bool) string { return record.Timeline(rows, color) }
+
+// Mermaid renders rows as a Mermaid sequence diagram.
+func Mermaid(rows []Row) string { return record.Mermaid(rows) }
+
+// JSON renders rows as an indented JSON array, for tools.
+func JSON(rows []Row) (string, error) { return record.JSON(rows) }
+
+// Merge joins the reports of an exploration's shards.
+func Merge(shards ...*ExploreReport) (*ExploreReport, error) { return explore.Merge(shards...) }
+
+// Explored returns what the scenario's explore line found, or nil.
+func Explored(sc *Scenario) *ExploreReport { return explore.Explored(sc) }
+
+// RanOnItsOwn reports whether a controller or process ran on its own in
+// the scenario (start, spawn).
+func RanOnItsOwn(sc *Scenario) bool { return running.RanOnItsOwn(sc) }
+
+// InstanceOf returns the instance of the controller called controller that
+// runs as actor, if it has reconciled in sc.
+func InstanceOf(sc *Scenario, controller, actor string) (*Instance, bool) {
+	return controllers.InstanceOf(sc, controller, actor)
+}
+
+// NewScenario creates a scenario outside a script, in a namespace of its
+// own, whose archive files are in dir: racekit proxy's, whose actors are
+// people and their controllers.
+func NewScenario(ctx context.Context, cp *ControlPlane, name, dir string) (*Scenario, error) {
+	return language.NewScenario(ctx, cp, name, dir)
+}
+
+// Proxy returns the scenario's racing proxy, started on first use.
+func Proxy(sc *Scenario) (*proxy.Server, error) { return running.Proxy(sc) }
+
+// WriteKubeconfig writes a kubeconfig to path with which a client reaches
+// the scenario's racing proxy as actor.
+func WriteKubeconfig(sc *Scenario, actor, path string) error {
+	return running.WriteKubeconfig(sc, actor, path)
+}
+
+// ScriptOptions configures Params, RunFiles and Explore: the scenarios to
+// run, how, and the controllers and commands they may use.
+type ScriptOptions struct {
+	// Dir holds the *.txtar scenarios; Files, if set, names them instead.
+	Dir   string
+	Files []string
+	// UpdateScripts rewrites golden sections (cmp stdout trace.golden)
+	// with what the run produced.
+	UpdateScripts bool
+	// Done, if set, is called with each scenario when its script ends,
+	// passed or failed, for reports and timelines.
+	Done func(sc *Scenario)
+	// HookTimeout bounds each hook action; zero means DefaultHookTimeout.
+	HookTimeout time.Duration
+	// VerifyReads makes every assertion that the trace answers (the
+	// server's last answer about the object) check that answer against a
+	// GET, and fail if they differ. It is for racekit's own tests.
+	VerifyReads bool
+	// WaitTimeout bounds await and idle unless a line says within=D;
+	// zero means DefaultWait.
+	WaitTimeout time.Duration
+	// Controllers are the controllers scenarios may reconcile, by name.
+	Controllers []*Controller
+	// Commands are scenario commands beside the built-in ones: the
+	// assertions of a controller's own domain. help and the language
+	// reference show them (Commands).
+	Commands []*Command
+}
+
+// DefaultHookTimeout bounds a hook action that blocks.
+const DefaultHookTimeout = language.DefaultHookTimeout
+
+// DefaultWait bounds await and idle.
+const DefaultWait = running.DefaultWait
+
+// Language returns the scenario language's options for o: the extensions
+// of every layer, with o's controllers and commands.
+//
+// On an error, the options still name o's scenarios, so that a run with
+// them fails each one with the error rather than running none.
+func (o ScriptOptions) Language() (language.Options, error) {
+	lo := language.Options{
+		Dir: o.Dir, Files: o.Files, UpdateScripts: o.UpdateScripts, Done: o.Done,
+		HookTimeout: o.HookTimeout, VerifyReads: o.VerifyReads, WaitTimeout: o.WaitTimeout,
+		Commands: o.Commands,
+	}
+	registry, err := controllers.Registry(o.Controllers)
+	lo.Extensions = extensions(controllers.Extension(registry, err))
+	if err != nil {
+		return lo, err
+	}
+	return lo, lo.Check()
+}
+
+// extensions are the layers above the language, in the order their seams
+// run.
+func extensions(ctrls *language.Extension) []*language.Extension {
+	return []*language.Extension{semantics.Extension(), ctrls, running.Extension(), explore.Extension()}
+}
+
+// Check reports a controller or command that cannot be used: a name given
+// twice, a missing field. Params fails every scenario with it; check first
+// to fail once.
+func (o ScriptOptions) Check() error {
+	_, err := o.Language()
+	return err
+}
+
+// Commands returns every built-in scenario command and extra, grouped as
+// help shows them: what a run with ScriptOptions.Commands extra offers.
+func Commands(extra ...*Command) []*Command {
+	all, _ := language.Table(extensions(controllers.Extension(nil, nil)), nil)
+	for _, c := range all {
+		if c.Hidden {
+			delete(all, c.Name)
+		}
+	}
+	for _, c := range extra {
+		all[c.Name] = c
+	}
+	return language.Sorted(all)
+}
+
+// Params returns testscript parameters that run scenarios on cp with o:
+// each script gets its own Scenario, and every command.
+func Params(ctx context.Context, cp *ControlPlane, o ScriptOptions) testscript.Params {
+	// An error in o fails every scenario as it starts (the extensions'
+	// Setup), so that none runs, and none passes.
+	lo, _ := o.Language()
+	return language.Params(ctx, cp, lo)
+}
+
+// RunFiles runs the scenario files o names (o.Files) one after another on
+// cp and returns a Result for each, in order: how racekit run plays
+// scenarios without go test.
+func RunFiles(ctx context.Context, cp *ControlPlane, o ScriptOptions) []Result {
+	lo, _ := o.Language() // an error fails each scenario, as Params
+	return language.RunFiles(ctx, cp, lo)
+}
+
+// Explore explores the scenario in file on cp with o's controllers and
+// commands (explore.Explore).
+func Explore(ctx context.Context, cp *ControlPlane, o ScriptOptions, file string, xo ExploreOptions) (*ExploreReport, error) {
+	lo, err := o.Language()
+	if err != nil {
+		return nil, err
+	}
+	return explore.Explore(ctx, cp, lo, file, xo)
+}
+
+// CheckExplore reports what is wrong with the explore scenario in file
+// before anything runs, as Explore would report it.
+func CheckExplore(o ScriptOptions, file string) error {
+	lo, err := o.Language()
+	if err != nil {
+		return err
+	}
+	return explore.Check(lo, file)
+}
+
+// CheckNoise runs the scenario in file plainly and with noise that cannot
+// matter, and compares their verdicts (selfcheck.CheckNoise).
+func CheckNoise(ctx context.Context, cp *ControlPlane, o ScriptOptions, file string) (*NoiseCheck, error) {
+	lo, err := o.Language()
+	if err != nil {
+		return nil, err
+	}
+	return selfcheck.CheckNoise(ctx, cp, lo, file)
+}
+
+// FailingTwins returns the failing twins in dir of the assertion commands
+// names (selfcheck.FailingTwins).
+func FailingTwins(dir string, names []string) ([]Twin, error) {
+	return selfcheck.FailingTwins(dir, names)
+}
+
+// CheckTwin runs tw on cp with o and returns nil when it fails as a failing
+// twin must.
+func CheckTwin(ctx context.Context, cp *ControlPlane, o ScriptOptions, tw Twin) error {
+	lo, err := o.Language()
+	if err != nil {
+		return err
+	}
+	return tw.Check(ctx, cp, lo)
+}

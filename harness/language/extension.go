@@ -1,0 +1,71 @@
+package language
+
+// Extension is a layer above the language that plugs into every scenario:
+// the commands it adds, and what it does at the seams of a scenario's life.
+// The controllers, the controllers that run on their own, the API-semantics
+// commands and explore are extensions; the language knows none of them.
+// Every function may be nil.
+type Extension struct {
+	// Name names the extension in messages.
+	Name string
+	// Commands are the commands it adds.
+	Commands []*Command
+	// Setup runs when a scenario starts, before its first line; setenv
+	// sets a script variable ($KEY).
+	Setup func(sc *Scenario, setenv func(key, value string)) error
+	// AfterAction runs after each hook action, before the call that fired
+	// the hook goes on: a cached controller's cache takes in the action's
+	// writes, so that what the controller reads next does not depend on
+	// when an event lands.
+	AfterAction func(sc *Scenario) error
+	// Skip reports whether a line of the script must not run: a scenario
+	// that explores runs its explore line alone, its other lines in each of
+	// explore's runs.
+	Skip func(sc *Scenario, c *Command) bool
+	// End runs when the script ends, passed or failed, before the
+	// language's own end-of-script checks (hooks that failed or never
+	// fired): it stops what still runs, and returns what to log and what
+	// went wrong, as failures.
+	End func(sc *Scenario) (logs []string, failures []Failure)
+}
+
+// Key is the key of one extension's state in a scenario: each extension
+// keeps its own, instead of a field of Scenario.
+type Key[T any] struct {
+	name string
+	init func(sc *Scenario) *T
+}
+
+// NewKey returns a key for state of type T, which init makes for a
+// scenario the first time it is asked for.
+func NewKey[T any](name string, init func(sc *Scenario) *T) *Key[T] {
+	return &Key[T]{name: name, init: init}
+}
+
+// Of returns k's state in sc, made on first use.
+func (k *Key[T]) Of(sc *Scenario) *T {
+	sc.run.mu.Lock()
+	v, ok := sc.run.state[k]
+	sc.run.mu.Unlock()
+	if ok {
+		return v.(*T)
+	}
+	made := k.init(sc)
+	sc.run.mu.Lock()
+	defer sc.run.mu.Unlock()
+	if v, ok := sc.run.state[k]; ok {
+		return v.(*T)
+	}
+	sc.run.state[k] = made
+	return made
+}
+
+// Peek returns k's state in sc, or nil when no one has asked for it yet.
+func (k *Key[T]) Peek(sc *Scenario) *T {
+	sc.run.mu.Lock()
+	defer sc.run.mu.Unlock()
+	if v, ok := sc.run.state[k]; ok {
+		return v.(*T)
+	}
+	return nil
+}

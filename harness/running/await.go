@@ -1,0 +1,312 @@
+package running
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/hooks"
+)
+
+// Waiting for a controller that runs on its own: await waits until the
+// wire shows what must happen, idle until the controller has gone quiet.
+// Both wake on the recorder's changes, never on a poll, and both are
+// bounded.
+var waitCommands = []*language.Command{
+	{
+		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
+		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409: what a running controller must do, waited for as it happens on the wire; " +
+			"fails after DURATION (default " + DefaultWait.String() + "), as soon as the actor's controller or process has ended (on its own, or halted: the message says which), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
+		Run: runAwait,
+	},
+	{
+		Name: "idle", Args: "NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
+		Summary: "wait until what start or spawn runs as NAME has no call in flight (a call held by a hook's action is in flight) and has made none for a quiet period, counted from its last call or, before its first, from the start or spawn: ten times the slowest answer the scenario has had, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "; " +
+			"for the end of a scenario, after the awaits that matter; fails after DURATION (default " + DefaultWait.String() + ")",
+		Run: runIdle,
+	},
+}
+
+// DefaultWait bounds await and idle: far longer than a controller takes to
+// answer an event on a loaded machine, far shorter than go test's timeout.
+const DefaultWait = 30 * time.Second
+
+// The bounds of idle's quiet period.
+const (
+	minQuiet = 200 * time.Millisecond
+	maxQuiet = 2 * time.Second
+)
+
+var waitOptions = []string{"within"}
+
+// errWaited is what a wait that ran out of time wraps.
+var errWaited = errors.New("ran out of time")
+
+func runAwait(sc *language.Scenario, inv language.Invocation) error {
+	args := inv.Args
+	var opts []string
+	for len(args) > 0 && strings.Contains(args[len(args)-1], "=") {
+		opts, args = append(opts, args[len(args)-1]), args[:len(args)-1]
+	}
+	o, err := language.ParseOptions(opts, waitOptions)
+	if err != nil {
+		return err
+	}
+	within, err := language.DurationOption(o, "within", waitTimeout(sc))
+	if err != nil {
+		return err
+	}
+	if len(args) < 4 || len(args) > 5 {
+		return language.UsageError("want ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT], got %q", strings.Join(inv.Args, " "))
+	}
+	trig, err := sc.ParseTrigger(append([]string{"after"}, args[:3]...))
+	if err != nil {
+		return err
+	}
+	if trig.Match.Actor == "" {
+		return language.UsageError("await names one actor, not *")
+	}
+	code, err := strconv.Atoi(args[3])
+	if err != nil || code < 100 || code > 599 {
+		return language.UsageError("bad status %q: want an HTTP status such as 200 or 409", args[3])
+	}
+	count := 1
+	if len(args) == 5 {
+		if count, err = strconv.Atoi(args[4]); err != nil || count < 1 {
+			return language.UsageError("bad count %q: want a number, at least 1", args[4])
+		}
+	}
+	want := fmt.Sprintf("%s %s %s answered %d", trig.Match.Actor, trig.Match.Verb, args[2], code)
+	if trig.Match.Verb == "" {
+		want = fmt.Sprintf("%s's calls to %s answered %d", trig.Match.Actor, args[2], code)
+	}
+	if count > 1 {
+		want += fmt.Sprintf(", %d times", count)
+	}
+	return waitFor(sc, within, func() (bool, error) {
+		n := 0
+		sc.Recorder().Scan(func(x *record.Exchange) {
+			if x.Code == code && trig.Match.Matches(x.Call) {
+				n++
+			}
+		})
+		if n >= count {
+			return true, nil
+		}
+		if l := lifeOf(sc, trig.Match.Actor); l != nil {
+			if done, _ := l.ended(); done {
+				return false, fmt.Errorf("awaited %s, but %s\n%s", want, l.describe(), sc.Trace().Tail(15))
+			}
+		}
+		if why := nothingCalls(sc, trig.Match.Actor); why != "" {
+			return false, fmt.Errorf("awaited %s, but %s; %s\n%s", want, why, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
+		}
+		return false, nil
+	}, func() error {
+		return fmt.Errorf("awaited %s for %v: %s\n%s", want, within, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
+	})
+}
+
+// waitFor waits until done reports true or an error, waking at each
+// change of the recorder and each call that enters or leaves an actor's
+// transport, and calls late when within has passed first.
+func waitFor(sc *language.Scenario, within time.Duration, done func() (bool, error), late func() error) error {
+	timer := time.NewTimer(within)
+	defer timer.Stop()
+	for {
+		changed, flew := sc.Recorder().Changes(), sc.InFlight().Changes()
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-flew:
+		case <-timer.C:
+			return fmt.Errorf("%w: %w", errWaited, late())
+		case <-sc.Context().Done():
+			return sc.Context().Err()
+		}
+	}
+}
+
+// actorSummary says what actor has done so far: its calls, grouped by what
+// they were and how they were answered.
+func actorSummary(sc *language.Scenario, actor string) string {
+	counts := map[string]int{}
+	for _, x := range sc.Trace().Exchanges() {
+		if x.Actor != actor {
+			continue
+		}
+		answer := strconv.Itoa(x.Code)
+		if x.Code == 0 {
+			answer = "no answer yet"
+			if x.Err != "" {
+				answer = "failed: " + x.Err
+			}
+		}
+		counts[fmt.Sprintf("%s %s → %s", x.Verb, x.Object(), answer)]++
+	}
+	if len(counts) == 0 {
+		return actor + " has made no call"
+	}
+	var lines []string
+	for k, n := range counts {
+		lines = append(lines, fmt.Sprintf("  %d× %s", n, k))
+	}
+	sort.Strings(lines)
+	return actor + " made these calls:\n" + strings.Join(lines, "\n")
+}
+
+// nothingCalls says why no call of actor can come while the script waits,
+// or returns "" when one may: actor runs on its own, has a call in flight,
+// or acts, perhaps, in the action of a hook that what runs may still fire
+// (bob, annotating as the controller's update goes by).
+func nothingCalls(sc *language.Scenario, actor string) string {
+	st := stateOf(sc)
+	lives := runningLives(sc)
+	if len(lives) == 0 {
+		return "nothing runs on its own that could make the call, and the script waits here: start a controller or spawn a process first"
+	}
+	var names []string
+	for _, l := range lives {
+		if l.actor == actor {
+			return ""
+		}
+		names = append(names, fmt.Sprintf("%s as %s", l.name, l.actor))
+	}
+	if sc.InFlight().Any() || hooksLeft(sc) {
+		return ""
+	}
+	st.mu.Lock()
+	proxied := st.proxied[actor]
+	st.mu.Unlock()
+	if proxied {
+		return "" // a process may use the actor's kubeconfig
+	}
+	return fmt.Sprintf("nothing that runs calls as %s (running are %s), and no armed hook is left to fire whose action could", actor, strings.Join(names, ", "))
+}
+
+// hooksLeft reports whether an armed hook may still fire: one for every
+// matching call, or one whose occurrence has not come.
+func hooksLeft(sc *language.Scenario) bool {
+	for _, a := range sc.Hooks().Hooks() {
+		if a.Occurrence == hooks.Every || sc.Hooks().Fired(a) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func runIdle(sc *language.Scenario, inv language.Invocation) error {
+	r, err := running(sc, inv.Args[0])
+	if err != nil {
+		return err
+	}
+	o, err := language.ParseOptions(inv.Args[1:], waitOptions)
+	if err != nil {
+		return err
+	}
+	within, err := language.DurationOption(o, "within", waitTimeout(sc))
+	if err != nil {
+		return err
+	}
+	l := r.last()
+	// A timer for the end of the current quiet period, made afresh after
+	// each change: the next call moves the period on.
+	var quietEnd *time.Timer
+	stopQuietEnd := func() {
+		if quietEnd != nil {
+			quietEnd.Stop()
+		}
+	}
+	defer stopQuietEnd()
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	for {
+		changed, flew := sc.Recorder().Changes(), sc.InFlight().Changes()
+		if done, err := l.ended(); done {
+			if err != nil && l.haltedAt() == "" {
+				return errors.New(l.describe())
+			}
+			return nil
+		}
+		a := activityOf(sc, l)
+		var wake <-chan time.Time
+		if !a.busy {
+			left := a.quiet - time.Since(a.last)
+			if left <= 0 {
+				return nil
+			}
+			stopQuietEnd()
+			quietEnd = time.NewTimer(left)
+			wake = quietEnd.C
+		}
+		select {
+		case <-changed:
+		case <-flew:
+		case <-wake:
+		case <-deadline.C:
+			flying := ""
+			if fs, _ := sc.InFlight().Of(l.actor); len(fs) > 0 {
+				flying = "; in flight now, hooks and all: " + record.DescribeFlights(fs)
+			}
+			return fmt.Errorf("%w: %s was still busy after %v (quiet means no call for %v)%s: %s\n%s", errWaited, l.name, within, a.quiet, flying, actorSummary(sc, l.actor), sc.Trace().Tail(15))
+		case <-sc.Context().Done():
+			return sc.Context().Err()
+		}
+	}
+}
+
+// activity is what idle knows of a life's calls.
+type activity struct {
+	// last is when its last call entered the transport, was answered or
+	// was done, or when the life began, whichever is later.
+	last time.Time
+	// busy is set while one of its calls (a watch aside, which stays
+	// open) is in flight: held by a hook, or on the wire.
+	busy bool
+	// quiet is the period idle waits for, from the slowest answer so
+	// far.
+	quiet time.Duration
+}
+
+// activity returns what idle knows of l's calls.
+func activityOf(sc *language.Scenario, l *life) activity {
+	a := activity{last: l.started}
+	var slowest time.Duration
+	sc.Recorder().Scan(func(x *record.Exchange) {
+		if x.Verb != "watch" && x.Duration > slowest {
+			slowest = x.Duration
+		}
+		if x.Actor != l.actor {
+			return
+		}
+		if end := x.Start.Add(x.Duration); end.After(a.last) {
+			a.last = end
+		}
+		if x.Code == 0 && x.Err == "" && x.Verb != "watch" {
+			a.busy = true
+		}
+	})
+	flying, last := sc.InFlight().Of(l.actor)
+	if last.After(a.last) {
+		a.last = last
+	}
+	a.busy = a.busy || len(flying) > 0
+	a.quiet = min(max(10*slowest, minQuiet), maxQuiet)
+	return a
+}
+
+// waitTimeout is how long await and idle wait unless told.
+func waitTimeout(sc *language.Scenario) time.Duration {
+	if sc.Options().WaitTimeout > 0 {
+		return sc.Options().WaitTimeout
+	}
+	return DefaultWait
+}

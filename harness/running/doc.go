@@ -1,0 +1,19 @@
+// Package running races controllers that run on their own: start (a
+// registered controller's long-running form, in process), spawn (any
+// program, as a process whose calls come in through the racing proxy),
+// await, idle and halt.
+//
+// Its contract:
+//
+//   - Every call a running controller makes passes through the scenario's
+//     hooks and recorder, so a hook blocks the call that fired it until its
+//     action is done: the race is staged at the same moment on every run.
+//   - Waits (await, idle) wake on the recorder's changes, never on a poll,
+//     and are bounded; each fails, saying why, as soon as nothing could make
+//     the call it waits for.
+//   - Nothing outlives its scenario: what still runs is halted at the end,
+//     a spawned process is in a process group of its own that dies with
+//     this process.
+//
+// It is an extension of the scenario language, and keeps its state itself.
+package running

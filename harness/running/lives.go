@@ -1,0 +1,212 @@
+package running
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/internal/tail"
+)
+
+// The bookkeeping of what runs on its own: each name start or spawn runs
+// something under, and its lives, each with how it ended.
+
+// lifeline is a name under which start or spawn runs something on its own,
+// with its lives: each start or spawn of the name begins one, and halt, or
+// its own end, ends it. A name whose last life was halted can be started
+// again, as a restarted controller would be.
+type lifeline struct {
+	name  string
+	lives []*life
+}
+
+// last returns the runner's newest life: the one that runs, if one does.
+func (r *lifeline) last() *life { return r.lives[len(r.lives)-1] }
+
+// life is one run under a runner's name: a controller started in process,
+// or a process spawned.
+type life struct {
+	name, actor string
+	// what says which: "controller" or "process", for messages.
+	what string
+	// n is the life's number under its name, from 1.
+	n int
+	// started is when start or spawn began it: idle's quiet period
+	// counts from then at the earliest.
+	started time.Time
+	// stop asks it to stop: cancel its context, or send SIGTERM; kill,
+	// for a process, sends SIGKILL.
+	stop, kill func()
+	// done is closed when it has returned or exited; err is then what
+	// Run returned or how the process exited.
+	done chan struct{}
+	err  error
+	// output is a process's output, the last of it (nil in process).
+	output *tail.Tail
+
+	mu sync.Mutex
+	// halted says where halt stopped it: a script's file:line, or the
+	// end of the scenario; "" until then. ownEnd is set when it had
+	// ended on its own before.
+	halted string
+	ownEnd bool
+}
+
+// ended reports whether l has returned or exited, and how.
+func (l *life) ended() (bool, error) {
+	select {
+	case <-l.done:
+		return true, l.err
+	default:
+		return false, nil
+	}
+}
+
+// haltedAt returns where halt stopped l, or "" while nothing has.
+func (l *life) haltedAt() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.halted
+}
+
+// describe says how l ended, with a process's last lines of output.
+func (l *life) describe() string {
+	l.mu.Lock()
+	halted, ownEnd := l.halted, l.ownEnd
+	l.mu.Unlock()
+	var b strings.Builder
+	switch {
+	case halted != "" && !ownEnd:
+		fmt.Fprintf(&b, "%s %s was halted, at %s", l.what, l.name, halted)
+	case l.err != nil:
+		fmt.Fprintf(&b, "%s %s ended on its own: %v", l.what, l.name, l.err)
+	default:
+		fmt.Fprintf(&b, "%s %s ended on its own, without an error", l.what, l.name)
+	}
+	if halted != "" && ownEnd {
+		fmt.Fprintf(&b, " (and was halted after, at %s)", halted)
+	}
+	if l.output != nil {
+		if out := strings.TrimSpace(l.output.String()); out != "" {
+			fmt.Fprintf(&b, "; its last output:\n%s", lastLines(out, 15))
+		}
+	}
+	return b.String()
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// running returns the runner called name: the one that runs now, or that
+// ran last.
+func running(sc *language.Scenario, name string) (*lifeline, error) {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r, ok := st.lifelines[name]; ok {
+		return r, nil
+	}
+	var names []string
+	for n := range st.lifelines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return nil, language.UsageError("nothing called %s is running: start a controller with start, or a process with spawn, first", name)
+	}
+	verb, listed := "running are", []string(nil)
+	for _, n := range names {
+		if st.lifelines[n].last().haltedAt() != "" {
+			verb, n = "started are", n+" (halted)"
+		}
+		listed = append(listed, n)
+	}
+	return nil, language.UsageError("nothing called %s is running%s; %s %s", name, language.Suggest(name, names), verb, strings.Join(listed, ", "))
+}
+
+// checkFree refuses to start a life under name as actor while another
+// holds the name or the actor: one that runs, or that ended on its own and
+// has not been halted, which would report how. how is the command that
+// asks, start or spawn, for the hints.
+func checkFree(sc *language.Scenario, name, actor, how string) error {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r, ok := st.lifelines[name]; ok {
+		if l := r.last(); l.haltedAt() == "" {
+			if done, _ := l.ended(); done {
+				return language.UsageError("%s %s ended on its own and was not halted: halt %s first, which says how it ended, then %s it again", l.what, name, name, how)
+			}
+			return language.UsageError("%s is already running; halt it first", name)
+		}
+	}
+	for _, r := range st.lifelines {
+		if l := r.last(); l.actor == actor && l.haltedAt() == "" {
+			other := fmt.Sprintf("give this one another actor: start %s as %s-2", name, actor)
+			if how == "spawn" {
+				other = "spawn this one under another name"
+			}
+			return language.UsageError("%s already runs as %s; halt it first, or %s", l.name, actor, other)
+		}
+	}
+	return nil
+}
+
+// addLife keeps l as the newest life of its name, and numbers it.
+func addLife(sc *language.Scenario, l *life) {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.lifelines == nil {
+		st.lifelines = map[string]*lifeline{}
+	}
+	r, ok := st.lifelines[l.name]
+	if !ok {
+		r = &lifeline{name: l.name}
+		st.lifelines[l.name] = r
+	}
+	r.lives = append(r.lives, l)
+	l.n = len(r.lives)
+}
+
+// lifeOf returns the newest life that runs, or ran, as actor, if any.
+func lifeOf(sc *language.Scenario, actor string) *life {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var newest *life
+	for _, r := range st.lifelines {
+		for _, l := range r.lives {
+			if l.actor == actor && (newest == nil || l.started.After(newest.started)) {
+				newest = l
+			}
+		}
+	}
+	return newest
+}
+
+// runningLives returns the lives that run now, by name.
+func runningLives(sc *language.Scenario) []*life {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []*life
+	for _, r := range st.lifelines {
+		if l := r.last(); l.haltedAt() == "" {
+			if done, _ := l.ended(); !done {
+				out = append(out, l)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
