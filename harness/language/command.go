@@ -212,7 +212,7 @@ func Table(exts []*Extension, extra []*Command) (map[string]*Command, error) {
 // the assertions on the wire and on objects, and try and repeat.
 func Builtins() []*Command {
 	var out []*Command
-	for _, cs := range [][]*Command{actorCommands, writeCommands, collectionCommands, onCommands, assertCommands, flowCommands} {
+	for _, cs := range [][]*Command{actorCommands, writeCommands, onCommands, assertCommands, flowCommands} {
 		out = append(out, cs...)
 	}
 	return out

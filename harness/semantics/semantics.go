@@ -22,7 +22,7 @@ var compactCommands = []*language.Command{
 // Extension returns the extension that adds the API-semantics commands.
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{snapshotCommands, listCommands, watchCommands, compactCommands} {
+	for _, cs := range [][]*language.Command{snapshotCommands, collectionCommands, listCommands, watchCommands, compactCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{Name: "api semantics", Commands: cmds}
