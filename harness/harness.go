@@ -34,6 +34,7 @@ type (
 	Result         = language.Result
 	Failure        = language.Failure
 	FailureKind    = language.FailureKind
+	FailedHook     = language.FailedHook
 	Verdict        = language.Verdict
 	Controller     = controllers.Controller
 	Instance       = controllers.Instance
@@ -53,6 +54,10 @@ type (
 
 // The values the public API and the command use.
 const (
+	FailCommand       = language.FailCommand
+	FailHookAction    = language.FailHookAction
+	FailUnfired       = language.FailUnfired
+	FailHalted        = language.FailHalted
 	NoNegation        = language.NoNegation
 	NegAPIError       = language.NegAPIError
 	NegSelf           = language.NegSelf

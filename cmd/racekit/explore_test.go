@@ -162,7 +162,7 @@ func TestExplore(t *testing.T) {
 			for _, r := range harness.RunFiles(ctx, cp, opts) {
 				assert.Equal(t, r.Passed, tc.wantPassed, "%s against %q:\n%s", r.Name, tc.bug.Name(), r.Log)
 				if !r.Passed {
-					got := afterPos(strings.TrimPrefix(failure(r.Log), "FAIL: "))
+					got := afterPos(strings.TrimPrefix(failure(r), "FAIL: "))
 					w := want[r.Name+".txtar"]
 					assert.Assert(t, strings.HasPrefix(got, strings.SplitN(w, "\n", 2)[0]), "%s fails otherwise than explore found:\ngot:  %s\nwant: %s", r.Name, got, w)
 				}

@@ -42,8 +42,10 @@ then fails.
 one document and nothing else, and the PASS and FAIL lines, failure logs
 and timelines go to standard error.
   json     one array for any number of files, an object per scenario:
-           {"scenario": NAME, "passed": BOOL, "failure": MESSAGE, "rows": [...]},
-           with "failure" (the failing line and why) only when it failed
+           {"scenario": NAME, "passed": BOOL, "failure": MESSAGE, "failures": [...],
+           "rows": [...]}, with "failure" (the failing lines and why) and
+           "failures" (the same, as values: kind, file, line, command,
+           message, rules) only when it failed
   mermaid  one sequence diagram, so it takes one FILE at most
 
 Exit status: 0 when every scenario passed, 1 when one failed, 2 for a usage
@@ -54,10 +56,13 @@ Flags:
 
 // scenarioJSON is one scenario in the output of racekit run --trace json.
 type scenarioJSON struct {
-	Scenario string        `json:"scenario"`
-	Passed   bool          `json:"passed"`
-	Failure  string        `json:"failure,omitempty"`
-	Rows     []harness.Row `json:"rows"`
+	Scenario string `json:"scenario"`
+	Passed   bool   `json:"passed"`
+	Failure  string `json:"failure,omitempty"`
+	// Failures are what went wrong, as values (harness.Failure): for
+	// tools, which must not read Failure's text back.
+	Failures []harness.Failure `json:"failures,omitempty"`
+	Rows     []harness.Row     `json:"rows"`
 }
 
 // runCmd is racekit run. It returns the process exit code.
@@ -202,7 +207,7 @@ func traceJSON(results []harness.Result) (string, error) {
 	for _, r := range results {
 		s := scenarioJSON{Scenario: r.Name, Passed: r.Passed, Rows: r.Trace.Rows()}
 		if !r.Passed {
-			s.Failure = failure(r.Log)
+			s.Failure, s.Failures = failure(r), r.Failures
 		}
 		out = append(out, s)
 	}
@@ -213,10 +218,24 @@ func traceJSON(results []harness.Result) (string, error) {
 	return string(b) + "\n", nil
 }
 
-// failure returns what a failed scenario's log says from its first FAIL
-// line on: the failing command, with its file:line, and why. The phases
-// before it carry timings, which would make the JSON differ between runs.
-func failure(log string) string {
+// failure renders what went wrong in a failed scenario, from its failures
+// as values: each as its FAIL line says it, the failing command with its
+// file:line, and why. A scenario whose failures racekit did not make (a
+// file testscript could not read, a command of testscript's own, such as
+// cmp) has its log from the first FAIL line on: the phases before it carry
+// timings, which would make the JSON differ between runs.
+func failure(r harness.Result) string {
+	if len(r.Failures) > 0 {
+		lines := make([]string, len(r.Failures))
+		for i, f := range r.Failures {
+			lines[i] = "FAIL: " + f.Text()
+			if f.File != "" {
+				lines[i] = fmt.Sprintf("FAIL: %s:%d: %s", f.File, f.Line, f.Text())
+			}
+		}
+		return strings.Join(lines, "\n")
+	}
+	log := r.Log
 	if i := strings.Index("\n"+log, "\nFAIL: "); i >= 0 {
 		log = log[i:]
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/racekit/racekit/harness"
+
 	"gotest.tools/v3/assert"
 
 	"github.com/racekit/racekit/internal/assets"
@@ -129,19 +131,26 @@ func checkMermaid(t *testing.T, out []byte) {
 // TestFailure checks that the failure message of racekit run --trace json
 // starts at the log's first FAIL line, so that it carries no timings.
 func TestFailure(t *testing.T) {
+	boom := harness.Failure{Kind: harness.FailCommand, File: "x.txtar", Line: 3, Command: "reconcile webapps/web", Message: "boom\n  detail"}
+	unfired := harness.Failure{Kind: harness.FailUnfired, Command: "annotate bob deployments/web t=1", Message: "no matching call was made after it was armed",
+		Hook: &harness.FailedHook{ID: 1, Trigger: "after controller get deployments/web 1st", Armed: "x.txtar:2"}}
 	tests := []struct {
-		name, log, want string
+		name   string
+		result harness.Result
+		want   string
 	}{
-		{"from the FAIL line on, without the timed phases",
-			"# setup (0.031s)\n> reconcile webapps/web\nFAIL: x.txtar:3: reconcile webapps/web: boom\n  detail\n",
+		{"from the values, not the log",
+			harness.Result{Log: "# setup (0.031s)\n> reconcile webapps/web\nFAIL: elsewhere\n", Failures: []harness.Failure{boom}},
 			"FAIL: x.txtar:3: reconcile webapps/web: boom\n  detail"},
-		{"a file that could not be read", "FAIL: x.txtar: no script\n", "FAIL: x.txtar: no script"},
-		{"FAIL only inside a line", "# on FAIL: retry\n> x\n", "# on FAIL: retry\n> x"},
-		{"no FAIL line: the whole log", "# phase (0.01s)\nhook 1 never fired\n", "# phase (0.01s)\nhook 1 never fired"},
+		{"each failure, the end-of-script ones too", harness.Result{Failures: []harness.Failure{boom, unfired}},
+			"FAIL: x.txtar:3: reconcile webapps/web: boom\n  detail\nFAIL: x.txtar:2: hook 1 (after controller get deployments/web 1st: annotate bob deployments/web t=1) never fired: no matching call was made after it was armed"},
+		{"a file that could not be read: the log", harness.Result{Log: "FAIL: x.txtar: no script\n"}, "FAIL: x.txtar: no script"},
+		{"FAIL only inside a line", harness.Result{Log: "# on FAIL: retry\n> x\n"}, "# on FAIL: retry\n> x"},
+		{"no FAIL line: the whole log", harness.Result{Log: "# phase (0.01s)\nhook 1 never fired\n"}, "# phase (0.01s)\nhook 1 never fired"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, failure(tc.log), tc.want)
+			assert.Equal(t, failure(tc.result), tc.want)
 		})
 	}
 }
