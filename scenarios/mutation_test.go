@@ -156,16 +156,29 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 		slot = make(chan struct{}, 4*runtime.GOMAXPROCS(0))
 	)
 	for _, v := range variants {
+		// What each scenario found, as values, by name: its failures, and
+		// whether its explore line's interleavings failed.
+		found := map[string]outcome{}
 		parent := &catalogueT{slots: slot, wg: &wg, done: func(name string, sub *scriptT) {
 			mu.Lock()
 			defer mu.Unlock()
-			log := sub.log.String()
-			out[outcomeKey{v, name}] = outcome{scenario: name, passed: !sub.failed, failure: failure(log), explored: exploredFailure.MatchString(log)}
+			o := found[name]
+			o.scenario, o.passed = name, !sub.failed
+			out[outcomeKey{v, name}] = o
 		}}
 		opts, err := referenceOptions(v)
 		if err != nil {
 			out[outcomeKey{v, "options"}] = outcome{scenario: "options", failure: err.Error()}
 			continue
+		}
+		opts.Done = func(sc *harness.Scenario) {
+			o := outcome{failure: failure(sc.Failures(), harness.Explored(sc))}
+			if rep := harness.Explored(sc); rep != nil && len(rep.Failed()) > 0 {
+				o.explored = true
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			found[sc.Name] = o
 		}
 		opts.Dir, opts.Files = "", files // testscript ignores Files when Dir is set
 		testscript.RunT(parent, harness.Params(context.Background(), cp, opts))
@@ -174,41 +187,21 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 	return out
 }
 
-// exploredFailure matches what an explore line reports when some of its
-// interleavings failed (and not its learning run).
-var exploredFailure = regexp.MustCompile(`explore .*: \d+ of \d+ interleavings failed`)
-
-// failureLine matches the line testscript starts a failure with, and
-// ruleLine the rules the harness names under it.
-var (
-	failureLine = regexp.MustCompile(`^\s*FAIL: \S+:\d+: `)
-	ruleLine    = regexp.MustCompile(`^\s*rule broken: `)
-)
-
-// failure returns the failures of a script's log, each a FAIL line with
-// the rules it names, one block a line.
-func failure(log string) string {
-	var blocks []string
-	var cur []string
-	flush := func() {
-		if len(cur) > 0 {
-			blocks = append(blocks, strings.Join(cur, " "))
-			cur = nil
+// failure renders a script's failures, each its file:line, the first line
+// of what it says and the rules it names, one a line; for an explore line
+// that failed, the failures of its interleavings too, as its table says
+// them.
+func failure(fs []harness.Failure, explored *harness.ExploreReport) string {
+	var lines []string
+	for _, f := range fs {
+		lines = append(lines, strings.ReplaceAll(f.Summary(), "\n", " "))
+	}
+	if explored != nil {
+		for _, il := range explored.Failed() {
+			lines = append(lines, strings.ReplaceAll(il.Failure, "\n", " "))
 		}
 	}
-	for _, line := range strings.Split(log, "\n") {
-		switch {
-		case failureLine.MatchString(line):
-			flush()
-			cur = append(cur, strings.TrimSpace(line))
-		case len(cur) > 0 && ruleLine.MatchString(line):
-			cur = append(cur, strings.TrimSpace(line))
-		default:
-			flush()
-		}
-	}
-	flush()
-	return strings.Join(blocks, "\n")
+	return strings.Join(lines, "\n")
 }
 
 // renderMatrix renders docs/variants.md: the variants, and which scenario
