@@ -56,14 +56,13 @@ func brokenRules(sc *language.Scenario, span Span) referee.Named {
 // spanFindings returns the wire findings of every reconcile actor ran, with
 // the rules that hold within one reconcile, or of the whole trace when actor
 // never reconciled. attempts explains a count with them.
-func spanFindings(sc *language.Scenario, actor string) []referee.Finding {
+func spanFindings(sc *language.Scenario, rows []record.Row, actor string) []referee.Finding {
 	st := stateOf(sc)
 	st.mu.Lock()
 	spans := append([]Span(nil), st.reconciles...)
 	st.mu.Unlock()
-	// The rows once: their symbols are the whole trace's, whichever span
-	// a finding quotes.
-	rows := sc.Trace().Rows()
+	// rows are the whole trace's, once: their symbols are the same
+	// whichever span a finding quotes.
 	var out []referee.Finding
 	seen := false
 	for _, s := range spans {
@@ -107,7 +106,7 @@ func runRereads(sc *language.Scenario, inv language.Invocation) error {
 		}
 	}
 	var rereads []referee.Finding
-	for _, f := range wireFindings(sc, sc.Trace().Rows(), actor, 0, 0, false) {
+	for _, f := range wireFindings(sc, tr.Rows(), actor, 0, 0, false) {
 		if referee.RereadRules[f.Rule] {
 			rereads = append(rereads, f)
 		}
@@ -146,7 +145,7 @@ func runAttempts(sc *language.Scenario, inv language.Invocation) error {
 		}
 	}
 	if got != want {
-		why := referee.Name(spanFindings(sc, actor), obj)
+		why := referee.Name(spanFindings(sc, tr.Rows(), actor), obj)
 		return why.Wrap(fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, why, tr.Tail(20)))
 	}
 	return nil
@@ -168,7 +167,7 @@ func runReferee(sc *language.Scenario, inv language.Invocation) error {
 	if calls == 0 {
 		return fmt.Errorf("%s made no call, so there is nothing to referee\n%s", actor, tr.Tail(20))
 	}
-	fs := spanFindings(sc, actor)
+	fs := spanFindings(sc, tr.Rows(), actor)
 	// A controller's own rules judge what its objects hold now: once, for
 	// its last reconcile.
 	st.mu.Lock()
