@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/racekit/racekit"
+	"github.com/racekit/racekit/internal/assets"
 	"github.com/racekit/racekit/realbugs/rabbitmq"
 )
 
@@ -26,6 +27,11 @@ func TestMain(m *testing.M) {
 	}
 	bin := filepath.Join(cache, "racekit", "operators", "bin")
 	linkErr = rabbitmq.Link(bin)
+	// TODO(K): the controller-manager command finds it itself.
+	if kcm, err := assets.FindControllerManager(); err == nil {
+		_ = os.Remove(filepath.Join(bin, "kube-controller-manager"))
+		_ = os.Symlink(kcm, filepath.Join(bin, "kube-controller-manager"))
+	}
 	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	racekit.Main(m)
 }
@@ -50,4 +56,8 @@ func setup(t testing.TB, dir string, r rabbitmq.Release) racekit.Setup {
 
 func TestBugs(t *testing.T) {
 	racekit.Run(t, setup(t, "testdata/bugs", rabbitmq.V160))
+}
+
+func TestGC(t *testing.T) {
+	racekit.Run(t, setup(t, "testdata/gc", rabbitmq.V160))
 }
