@@ -8,9 +8,9 @@
 // The scenarios spawn a release by the name of its link on PATH
 // (rabbitmq-v1.6.0, rabbitmq-v1.7.0, rabbitmq-v1.10.0; Link makes them).
 // The regression forms, which assert the correct outcome, name no release:
-// the release command sets $OPERATOR and $METRICS to the release a test
-// runs them against, so that one file fails on the buggy release and
-// passes on the one that fixed the bug.
+// the release-under-test command sets $OPERATOR and $METRICS to the release
+// a test runs them against, so that one file fails on the buggy release
+// and passes on the one that fixed the bug.
 package rabbitmq
 
 import (
@@ -99,7 +99,7 @@ func CRDs() (string, error) {
 }
 
 // Setup returns what the scenarios in dir race: v1.6.0's CRDs, and the
-// commands storageclass and release, the latter for r.
+// commands storageclass and release-under-test, the latter for r.
 func Setup(dir string, r Release) (racekit.Setup, error) {
 	crds, err := CRDs()
 	if err != nil {
