@@ -29,7 +29,10 @@ LEAKBIN := $(CURDIR)/.leak-bin
 # package's process, on its control plane. examples/ is a module of its own,
 # so go test ./... does not reach it: a stage of its own races its Memcached
 # controller, with -race too, so that racekit and the Kubernetes libraries
-# it shares with the root module come from the same build cache.
+# it shares with the root module come from the same build cache. realbugs/
+# is one too: its stages build the published operator releases it races
+# (make operators; kube-controller-manager for the garbage collector and the
+# StatefulSet controller) and run its scenarios, the real bugs.
 RACE := -race
 
 help: ## show the targets
@@ -64,12 +67,15 @@ python-client: ## install the official Python client for the test that races an 
 vet: ## go vet and gofmt
 	$(GO) vet $(RACE) ./...
 	$(GO) vet -C examples $(RACE) ./...
+	$(GO) vet -C realbugs $(RACE) ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 test: ## build the control plane if needed, then run every test and scenario
 	@rm -f $(STAGES)
 	@$(STAGE) envtest $(MAKE) --no-print-directory envtest
+	@$(STAGE) controller-manager $(MAKE) --no-print-directory controller-manager
+	@$(STAGE) operators $(MAKE) --no-print-directory operators
 	@$(STAGE) mermaid $(MAKE) --no-print-directory mermaid
 	@$(STAGE) browser $(MAKE) --no-print-directory browser
 	@$(STAGE) python-client $(MAKE) --no-print-directory python-client
@@ -77,6 +83,7 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) leak-bins env RACE=$(RACE) tools/leak-bins $(LEAKBIN)
 	@$(STAGE) tests env RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 $(GO) test $(RACE) ./...
 	@$(STAGE) examples $(GO) test -C examples $(RACE) ./...
+	@$(STAGE) realbugs $(GO) test -C realbugs $(RACE) ./...
 	@$(STAGE) --report
 
 determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces; the examples' running controllers too

@@ -77,7 +77,7 @@ func (o Operator) Find() (Built, error) {
 	}
 	b := Built{Binary: filepath.Join(dir, "manager"), CRDs: filepath.Join(dir, "crd")}
 	if fi, err := os.Stat(b.Binary); err != nil || fi.Mode()&0o111 == 0 {
-		return Built{}, fmt.Errorf("%w: %s %s is not in %s: run `make operators` to build it from its module (about a minute the first time)", ErrMissing, o.Module, o.Version, dir)
+		return Built{}, fmt.Errorf("%w: %s %s is not in %s: run `make operators` to build it from its module (a few minutes the first time)", ErrMissing, o.Module, o.Version, dir)
 	}
 	if _, err := os.Stat(b.CRDs); err != nil {
 		return Built{}, fmt.Errorf("%w: the CRDs of %s %s are not in %s: run `make operators`", ErrMissing, o.Module, o.Version, b.CRDs)

@@ -1,0 +1,60 @@
+package rabbitmq_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/racekit/racekit"
+	"github.com/racekit/racekit/realbugs/rabbitmq"
+)
+
+// BenchmarkReproductions runs each real-bug scenario end to end, one at a
+// time, against the release it shows the bug on, and reports beside the
+// time of an iteration the scenario's own wall time: from its first line
+// to its end, the operator's process starts included (the control plane
+// is up once per process, before the first iteration). docs/real-bugs.md
+// puts it beside Sieve's minutes. A scenario that fails fails the
+// benchmark.
+func BenchmarkReproductions(b *testing.B) {
+	for _, dir := range []string{"testdata/bugs", "testdata/gc"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".txtar")
+			b.Run(name, func(b *testing.B) { benchScenario(b, f, rabbitmq.V160) })
+		}
+	}
+}
+
+// benchScenario plays file against r once per iteration, from a folder of
+// its own (racekit.Play plays a whole folder).
+func benchScenario(b *testing.B, file string, r rabbitmq.Release) {
+	dir := b.TempDir()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(file)), data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	s := setup(b, dir, r)
+	var wall time.Duration
+	for b.Loop() {
+		results, err := racekit.Play(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, res := range results {
+			if !res.Passed {
+				b.Fatalf("%s failed:\n%s", res.Name, res.Log)
+			}
+			wall += res.Duration
+		}
+	}
+	b.ReportMetric(wall.Seconds()/float64(b.N), "scenario-s/op")
+}
