@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/racekit/racekit/harness/internal/testctrl"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -39,6 +42,7 @@ func runningControllers() []*Controller {
 			return errors.New("no leader lease")
 		}},
 		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(testctrl.Busy)},
+		{Name: "informer", Scheme: kscheme.Scheme, For: &appsv1.Deployment{}, Run: run(testctrl.InformDeployments)},
 	}
 }
 
@@ -52,13 +56,20 @@ func runChild() bool {
 	switch os.Getenv(childEnv) {
 	case "":
 		return false
-	case "watcher":
+	case "watcher", "watcher-protobuf":
 		// What a controller's main does: a kubeconfig, a namespace, and
 		// a context that SIGTERM ends.
 		cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
+		}
+		if os.Getenv(childEnv) == "watcher-protobuf" {
+			// As controller-runtime's client does for the built-in kinds;
+			// the first of its watches says what the API server answered.
+			cfg.ContentType = "application/vnd.kubernetes.protobuf"
+			cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+			cfg.Wrap(sayWatchMediaType)
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
@@ -99,6 +110,23 @@ func runChild() bool {
 	}
 	return true
 }
+
+// sayWatchMediaType prints the media type of the first watch stream the
+// API server answers, so that a scenario can check what it held.
+func sayWatchMediaType(next http.RoundTripper) http.RoundTripper {
+	var once sync.Once
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		resp, err := next.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusOK && req.URL.Query().Get("watch") == "true" {
+			once.Do(func() { fmt.Println("watch answered in", resp.Header.Get("Content-Type")) })
+		}
+		return resp, err
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // onPath puts this test binary's folder on PATH, so that scenarios spawn
 // it by name (harness.test).

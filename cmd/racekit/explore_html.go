@@ -151,14 +151,14 @@ func markMoments(rep *harness.ExploreReport) string {
 	occ := map[string]int{}
 	for _, r := range rep.Learning {
 		n := 2 // a request and its answer
-		if r.Hook != nil {
-			n = 1
+		if !r.IsCall() {
+			n = 1 // a note: a hook's firing, a change of a view
 		}
 		if n > len(lines) {
 			break // not the rows harness.Mermaid drew: leave the rest unmarked
 		}
 		var m harness.Moment
-		call := r.Hook == nil && r.Verb != "watch"
+		call := r.IsCall() && r.Verb != "watch"
 		if call {
 			key := r.Actor + " " + r.Verb + " " + r.Object
 			occ[key]++

@@ -3,16 +3,20 @@ package controllers
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
 )
 
 // The commands that drive registered controllers (controllers.go): one
 // reconcile, reconciles until a workqueue would stop, what the last one
-// returned, and holding a cached controller's watch events back.
+// returned, and a crash. Holding a cached controller's watch events back
+// is a form of hold and release, which package running owns (HoldCache,
+// ReleaseCache).
 var controllerCommands = []*language.Command{
 	{
 		Name: "reconcile", Args: "[CONTROLLER] RESOURCE/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 4,
@@ -34,16 +38,6 @@ var controllerCommands = []*language.Command{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error|crashed [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
 		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), error, or crashed (a crash killed it, and it returned nothing)",
 		Run:     runResult,
-	},
-	{
-		Name: "hold", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary:  "stop the watch events of RESOURCE from reaching the cached controller's cache: it first waits until the cache holds every write before the hold, then later events wait, in order, until release, and the controller reads what it had; starts the instance's informers if it has not reconciled yet",
-		Hookable: true, Run: runHold,
-	},
-	{
-		Name: "release", Args: "CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary:  "deliver the watch events hold kept back, in order, and those that follow; the next reconcile waits until the cache has them",
-		Hookable: true, Run: runRelease,
 	},
 }
 
@@ -244,7 +238,11 @@ func heldResource(sc *language.Scenario, args []string) (*controllerCache, strin
 		return nil, "", err
 	}
 	if len(c.Cache) == 0 {
-		return nil, "", language.UsageError("controller %s is not cached: its reads go to the API server, so there is no watch to hold (register it with Cache)", c.Name)
+		running := ""
+		if c.Run != nil {
+			running = fmt.Sprintf("; to hold what it is shown when it runs on its own, hold it by name once started (hold %s %s), or hold the actor it runs as", c.Name, args[1])
+		}
+		return nil, "", language.UsageError("controller %s is not cached: its reads go to the API server, so there is no watch to hold (register it with Cache)%s", c.Name, running)
 	}
 	gvr, _, err := sc.ControlPlane().Resource(args[1])
 	if err != nil {
@@ -268,8 +266,13 @@ func heldResource(sc *language.Scenario, args []string) (*controllerCache, strin
 	return in.cache, gvr.Resource, nil
 }
 
-func runHold(sc *language.Scenario, inv language.Invocation) error {
-	cc, resource, err := heldResource(sc, inv.Args)
+// HoldCache is hold CONTROLLER RESOURCE [as ACTOR], args, for a cached
+// controller: the watch events of RESOURCE stop reaching the cache of the
+// instance that runs as ACTOR (started if it has not reconciled yet),
+// once the cache holds every write before the hold. The trace shows the
+// hold where it happened.
+func HoldCache(sc *language.Scenario, args []string) error {
+	cc, resource, err := heldResource(sc, args)
 	if err != nil {
 		return err
 	}
@@ -279,20 +282,49 @@ func runHold(sc *language.Scenario, inv language.Invocation) error {
 	if err := catchUp(sc, cc); err != nil {
 		return err
 	}
-	return cc.feed.hold(resource)
+	if err := cc.feed.hold(resource); err != nil {
+		return err
+	}
+	sc.Recorder().NoteView(record.ViewChange{Change: record.ViewHold, Actor: cc.actor, Resource: resource, Cache: args[0]})
+	return nil
 }
 
-func runRelease(sc *language.Scenario, inv language.Invocation) error {
-	cc, resource, err := heldResource(sc, inv.Args)
+// ReleaseCache is release CONTROLLER RESOURCE [as ACTOR], args: the
+// events HoldCache kept back reach the cache, in order, and those that
+// follow; the next reconcile waits until the cache has them.
+func ReleaseCache(sc *language.Scenario, args []string) error {
+	cc, resource, err := heldResource(sc, args)
 	if err != nil {
 		return err
 	}
 	if err := cc.feed.release(resource); errors.Is(err, errNotHeld) {
-		return fmt.Errorf("release %s %s without a hold: nothing is held", inv.Args[0], resource)
+		return fmt.Errorf("release %s %s without a hold: nothing is held", args[0], resource)
 	} else if err != nil {
 		return err
 	}
+	sc.Recorder().NoteView(record.ViewChange{Change: record.ViewRelease, Actor: cc.actor, Resource: resource, Cache: args[0]})
 	return nil
+}
+
+// CachedBy returns the cached controller whose cache actor reads resource
+// through, if one has reconciled as actor: its informers are racekit's,
+// and HoldCache holds them, so that a reconcile waits for nothing a hold
+// keeps back.
+func CachedBy(sc *language.Scenario, actor, resource string) (string, bool) {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var names []string
+	for _, in := range st.instances {
+		if in.Actor == actor && in.cache != nil && in.cache.caches(resource) {
+			names = append(names, in.Controller.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "", false
+	}
+	sort.Strings(names)
+	return names[0], true
 }
 
 // errCrashed is what a crashed reconcile's calls fail with, wrapped.

@@ -1,6 +1,8 @@
 // Package controllers races registered controllers one reconcile at a
-// time: reconcile, settle, result, crash, hold and release, and the
-// referee's assertions over each reconcile's span of the trace.
+// time: reconcile, settle, result and crash, the informer caches it feeds
+// and holds (HoldCache, ReleaseCache: the cached forms of hold and
+// release, which package running owns), and the referee's assertions over
+// each reconcile's span of the trace.
 //
 // Its contract:
 //
@@ -10,8 +12,8 @@
 //   - A cached controller reads through informers whose feed the harness
 //     controls: before each reconcile, after each hook action and after
 //     each of its own writes, its cache holds every write the trace shows,
-//     so that what it reads never depends on when an event lands; hold and
-//     release keep a resource's events back on purpose.
+//     so that what it reads never depends on when an event lands; a hold
+//     keeps a resource's events back on purpose, and the trace shows it.
 //   - A reconcile has a budget of calls: one that retries without bound is
 //     stopped, and a crash hook kills it at a chosen call.
 //

@@ -53,7 +53,7 @@ func Registry(ctrls []*Controller) (map[string]*Controller, error) {
 }
 
 // Extension returns the extension that races registry's controllers one
-// reconcile at a time: reconcile, settle, result, crash, hold and release,
+// reconcile at a time: reconcile, settle, result and crash,
 // and the referee's assertions, which judge each reconcile's span of the
 // trace. After each hook action, every cached controller's cache takes in
 // the action's writes. err, Registry's error, fails every scenario as it

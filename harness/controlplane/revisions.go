@@ -23,8 +23,16 @@ import (
 // WebApps keep the cache, and the scenarios show both paths side by side.
 // Writes, and GETs without a resourceVersion, go to etcd either way, so a
 // scenario that only reads and writes objects cannot tell the difference.
+//
+// kube-apiserver's own compaction is off (--etcd-compaction-interval=0;
+// it would compact every five minutes): an old resourceVersion stays
+// readable until a scenario compacts (Compact), so that a list as of the
+// past (hold ... at=) reads what etcd held then, however long the process
+// has run. RevisionHolds keep one scenario's compaction from taking the
+// past another still reads.
 func configureAPIServer(s *envtest.APIServer) {
 	s.Configure().Set("watch-cache-sizes", "deployments.apps#0")
+	s.Configure().Set("etcd-compaction-interval", "0")
 }
 
 // holdTimeout bounds how long a reader waits for a compaction to end, and
@@ -171,27 +179,57 @@ func (h *RevisionHolds) describe() string {
 // compaction is physical: when it returns, every older revision is gone.
 // Call it between Exclusive and the function that returns.
 //
-// It talks to etcd directly, as the API server's own compactor does every
-// five minutes, but does not update compact_rev_key: the API server learns
-// of the compaction only when etcd refuses it an old revision.
+// It talks to etcd directly, as the API server's own compactor would (it
+// is off: configureAPIServer), but does not update compact_rev_key: the API
+// server learns of the compaction only when etcd refuses it an old
+// revision.
 func (cp *ControlPlane) Compact(ctx context.Context) (int64, error) {
+	ec, err := cp.etcd()
+	if err != nil {
+		return 0, err
+	}
+	defer ec.Close()
+	rev, err := currentRevision(ctx, ec)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := ec.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
+		return 0, fmt.Errorf("at revision %d: %w", rev, err)
+	}
+	return rev, nil
+}
+
+// Revision returns etcd's current revision: the resourceVersion of the
+// whole store now, after every write that has been answered, from which a
+// list with resourceVersionMatch=Exact reads the state as it is now.
+func (cp *ControlPlane) Revision(ctx context.Context) (int64, error) {
+	ec, err := cp.etcd()
+	if err != nil {
+		return 0, err
+	}
+	defer ec.Close()
+	return currentRevision(ctx, ec)
+}
+
+// etcd returns a client of the control plane's etcd; close it.
+func (cp *ControlPlane) etcd() (*clientv3.Client, error) {
 	ec, err := clientv3.New(clientv3.Config{
 		Endpoints:   []string{cp.env.ControlPlane.Etcd.URL.String()},
 		DialTimeout: 10 * time.Second,
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("etcd client: %w", err)
+		return nil, fmt.Errorf("etcd client: %w", err)
 	}
-	defer ec.Close()
-	// Any read carries the store's current revision in its header.
+	return ec, nil
+}
+
+// currentRevision reads the store's current revision, which any read
+// carries in its header.
+func currentRevision(ctx context.Context, ec *clientv3.Client) (int64, error) {
 	resp, err := ec.Get(ctx, "compact_rev_key")
 	if err != nil {
 		return 0, fmt.Errorf("read the current revision: %w", err)
 	}
-	rev := resp.Header.Revision
-	if _, err := ec.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil {
-		return 0, fmt.Errorf("at revision %d: %w", rev, err)
-	}
-	return rev, nil
+	return resp.Header.Revision, nil
 }

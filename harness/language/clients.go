@@ -89,7 +89,26 @@ func (sc *Scenario) Actor(name string) (*Actor, error) {
 	// The API server takes the field manager from the user agent up to
 	// the first slash, so each actor manages its fields under its name.
 	cfg.UserAgent = name + "/racekit"
+	// The first wrap is the innermost: in-flight → hooks → the
+	// extensions' outer wraps → recorder → their inner wraps → the API
+	// server (Extension.Transport).
+	var outers []func(http.RoundTripper) http.RoundTripper
+	for _, e := range sc.run.opts.Extensions {
+		if e.Transport == nil {
+			continue
+		}
+		outer, inner := e.Transport(sc, name)
+		if inner != nil {
+			cfg.Wrap(inner)
+		}
+		if outer != nil {
+			outers = append(outers, outer)
+		}
+	}
 	cfg.Wrap(sc.rec.Wrap(name))
+	for _, outer := range outers {
+		cfg.Wrap(outer)
+	}
 	cfg.Wrap(hooks.Wrap(name, sc.hooks.set))
 	cfg.Wrap(c.flight.Wrap(name))
 	dc, err := dynamic.NewForConfig(cfg)

@@ -1,5 +1,7 @@
 package language
 
+import "net/http"
+
 // Extension is a layer above the language that plugs into every scenario:
 // the commands it adds, and what it does at the seams of a scenario's life.
 // The controllers, the controllers that run on their own, the API-semantics
@@ -22,6 +24,18 @@ type Extension struct {
 	// that explores runs its explore line alone, its other lines in each of
 	// explore's runs.
 	Skip func(sc *Scenario, c *Command) bool
+	// Transport returns what to wrap around actor's calls to the API
+	// server, on each side of the recorder: every actor's chain is
+	// in-flight → hooks → outer → recorder → inner → the API server, for
+	// the calls made in process, by a started controller, and through the
+	// racing proxy alike. What outer changes in a request is what the
+	// recorder records and the API server gets, after the hooks saw the
+	// request as the actor made it; what inner keeps back of an answer the
+	// recorder sees, and notes as shown to the actor, only once inner lets
+	// it through. Either may be nil. It is called once per actor, when the
+	// actor makes its first call, so what it returns must look up the
+	// extension's state at each call.
+	Transport func(sc *Scenario, actor string) (outer, inner func(http.RoundTripper) http.RoundTripper)
 	// End runs when the script ends, passed or failed, before the
 	// language's own end-of-script checks (hooks that failed or never
 	// fired): it stops what still runs, and returns what to log and what

@@ -26,6 +26,10 @@ const (
 	// FailHalted is a running controller or process that, at the end of
 	// the script, would not stop or had ended with an error.
 	FailHalted FailureKind = "halted"
+	// FailView is a hold of what an actor is shown that failed when the
+	// actor met it (a list as of a compacted resourceVersion), or that
+	// nothing met by the end of the script: File and Line are the hold's.
+	FailView FailureKind = "view"
 )
 
 // Failure is one thing that went wrong in a scenario's run, as data: made
@@ -94,6 +98,8 @@ func (f Failure) Text() string {
 		return fmt.Sprintf("%s: hook %d (%s: %s) never fired: %s", f.Hook.Armed, f.Hook.ID, f.Hook.Trigger, f.Command, f.Message)
 	case FailHalted:
 		return f.Message
+	case FailView:
+		return f.Pos() + ": " + f.Command + ": " + f.Message
 	}
 	return f.Command + ": " + f.Message
 }
@@ -111,7 +117,7 @@ func (f Failure) Summary() string {
 		short.Hook = &h
 	}
 	first, _, _ := strings.Cut(short.Text(), "\n")
-	if p := f.Pos(); p != "" {
+	if p := f.Pos(); p != "" && f.Kind != FailView { // a view's Text starts with it
 		first = p + ": " + first
 	}
 	out := []string{first}

@@ -204,6 +204,13 @@ func (sc *Scenario) Snapshot(name string) (*unstructured.Unstructured, error) {
 	return snap, nil
 }
 
+// Snapshots returns the names of the scenario's snapshots, sorted.
+func (sc *Scenario) Snapshots() []string {
+	sc.snapshots.mu.Lock()
+	defer sc.snapshots.mu.Unlock()
+	return slices.Sorted(maps.Keys(sc.snapshots.m))
+}
+
 // KeepSnapshot keeps obj as the snapshot called name.
 func (sc *Scenario) KeepSnapshot(name string, obj *unstructured.Unstructured) {
 	sc.snapshots.mu.Lock()

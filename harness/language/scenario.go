@@ -48,6 +48,8 @@ type Scenario struct {
 	clients *clients
 	// snapshots are the objects get, list and watch keep (objects.go).
 	snapshots *snapshots
+	// reader is the scenario as a reader of old revisions.
+	reader *controlplane.Reader
 	// run is what the script's run holds: its options, its test, its
 	// outcome so far, and the extensions' state (run.go).
 	run *run
@@ -73,6 +75,7 @@ func NewScenario(ctx context.Context, cp *controlplane.ControlPlane, name, dir s
 		return nil, fmt.Errorf("create namespace for %s: %w", name, err)
 	}
 	sc.Namespace = ns.GetName()
+	sc.reader = &controlplane.Reader{Name: name, Done: ctx.Done()}
 	sc.hooks.set.OnFire = func(a *hooks.Armed, e hooks.Event) {
 		sc.rec.Note(record.HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label, Caller: e.Call.Actor})
 	}
@@ -88,6 +91,13 @@ func namespacePrefix(name string) string {
 	}
 	return "rk-" + s + "-"
 }
+
+// HistoryReader is the scenario as a reader of old revisions
+// (controlplane.RevisionHolds): each layer that keeps a resourceVersion to
+// read later (a watch from it, a mark, a hold at=) holds the history as
+// this one reader, so that the scenario's own compaction, which gives up
+// the reader's hold, never waits for a hold the scenario itself took.
+func (sc *Scenario) HistoryReader() *controlplane.Reader { return sc.reader }
 
 // Context is the scenario's context: what a command's calls should use.
 func (sc *Scenario) Context() context.Context { return sc.ctx }

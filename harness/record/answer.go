@@ -145,3 +145,14 @@ func (a answer) shown() []Shown {
 	}
 	return out
 }
+
+// StatusOf reads a failed call's body, sent as contentType, as the
+// recorder does, and returns its Status's reason and message; ok is false
+// when the body is no Status racekit can read.
+func StatusOf(contentType string, body []byte) (reason, message string, ok bool) {
+	a, decoded := decodeAnswer(contentType, body)
+	if !decoded || !a.status {
+		return "", "", false
+	}
+	return a.reason, a.message, true
+}

@@ -79,10 +79,12 @@ type HookFiring struct {
 	Caller string `json:"caller,omitempty"`
 }
 
-// Entry is one line of a trace: an exchange or a hook firing.
+// Entry is one line of a trace: an exchange, a hook firing, or a change of
+// what an actor is shown (view.go).
 type Entry struct {
 	Exchange *Exchange
 	Hook     *HookFiring
+	View     *ViewChange
 }
 
 func (x *Exchange) fill(code int, a answer, decoded bool, contentType string, n int) {

@@ -18,7 +18,8 @@ const (
 
 // Timeline renders rows as a numbered table for people: who called what,
 // the resourceVersion sent and received, the answer, and the hooks that
-// fired, inline where they fired. With color, each actor has its colour and
+// fired and the changes of what an actor is shown, inline where they
+// happened. With color, each actor has its colour and
 // refusals stand out.
 func Timeline(rows []Row, color bool) string {
 	header := []string{"#", "ACTOR", "CALL", "SENT", "GOT", "STATUS"}
@@ -31,7 +32,7 @@ func Timeline(rows []Row, color bool) string {
 	}
 	colors := map[string]string{}
 	for _, r := range rows {
-		if r.Hook != nil {
+		if !r.IsCall() {
 			continue
 		}
 		for i, c := range cells(r) {
@@ -72,6 +73,11 @@ func Timeline(rows []Row, color bool) string {
 			b.WriteString(paint(bold, text) + "\n")
 			continue
 		}
+		if v := r.View; v != nil {
+			text := fmt.Sprintf("%*s  ⤷ view: %s", w[0], "", v)
+			b.WriteString(paint(bold, text) + "\n")
+			continue
+		}
 		status := ""
 		if r.Code >= 400 || r.Code == 0 {
 			status = bold + "\x1b[31m"
@@ -83,16 +89,26 @@ func Timeline(rows []Row, color bool) string {
 
 // Mermaid renders rows as a Mermaid sequenceDiagram: one participant per
 // actor and one for the API server (or the registry), a request arrow and a
-// response arrow per exchange, and a note where a hook fired.
+// response arrow per exchange, a note where a hook fired, and a note over
+// the actor whose view changed (over the API server for a mark).
 func Mermaid(rows []Row) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	seen := map[string]bool{}
 	var actors []string
 	for _, r := range rows {
-		if r.Hook == nil && !seen[r.Actor] {
-			seen[r.Actor] = true
-			actors = append(actors, r.Actor)
+		actor := r.Actor
+		switch {
+		case r.Hook != nil:
+			continue
+		case r.View != nil:
+			if actor = r.View.Actor; actor == "" {
+				continue
+			}
+		}
+		if !seen[actor] {
+			seen[actor] = true
+			actors = append(actors, actor)
 		}
 	}
 	for _, a := range actors {
@@ -112,6 +128,14 @@ func Mermaid(rows []Row) string {
 				over = actors[0]
 			}
 			fmt.Fprintf(&b, "    Note over %s: hook %d (%s): %s\n", mermaidID(over), h.ID, mermaidText(h.Trigger), mermaidText(h.Action))
+			continue
+		}
+		if v := r.View; v != nil {
+			over := v.Actor
+			if over == "" {
+				over = "kube-apiserver"
+			}
+			fmt.Fprintf(&b, "    Note over %s: %s\n", mermaidID(over), mermaidText("view: "+v.String()))
 			continue
 		}
 		srv := mermaidID(serverOf(r))
@@ -145,7 +169,7 @@ func serverOf(r Row) string {
 func serversOf(rows []Row) []string {
 	set := map[string]bool{}
 	for _, r := range rows {
-		if r.Hook == nil {
+		if r.IsCall() || (r.View != nil && r.View.Actor == "") {
 			set[serverOf(r)] = true
 		}
 	}

@@ -14,11 +14,16 @@ import (
 )
 
 // sampleRows cover what a timeline and a diagram must render: a create with
-// a uid, a refusal, a transport error, a registry call, and hook firings whose
-// text holds the characters Mermaid gives a meaning to.
+// a uid, a refusal, a transport error, a registry call, hook firings whose
+// text holds the characters Mermaid gives a meaning to, and changes of a
+// view: a mark over the API server, a hold of an actor who has made no call
+// yet, a list asked for as of a resourceVersion.
 func sampleRows() []Row {
 	return Trace{
 		exchange(1, "setup", "create", "webapps", "web", "", 201, "Created", "10"),
+		{View: &ViewChange{Change: ViewMark, Name: "before"}},
+		{View: &ViewChange{Change: ViewHold, Actor: "carol", Resource: "deployments", At: "before"}},
+		{View: &ViewChange{Change: ViewList, Actor: "carol", Resource: "deployments", At: "10"}},
 		exchange(2, "controller", "get", "deployments", "web", "", 200, "OK", "11"),
 		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: `patch bob deployments/web merge '{"a":1};#x:y'`, Caller: "controller"}},
 		exchange(3, "bob", "patch", "deployments", "web", "", 200, "OK", "12"),
@@ -32,6 +37,9 @@ func TestTimeline(t *testing.T) {
 	got := Timeline(sampleRows(), false)
 	want := `#  ACTOR       CALL                      SENT  GOT  STATUS
 1  setup       create webapps/web              rv1  201 Created
+   ⤷ view: mark before
+   ⤷ view: hold carol deployments at=before
+   ⤷ view: carol's list of deployments is sent as of rv* (resourceVersionMatch=Exact)
 2  controller  get deployments/web             rv2  200 OK
    ⤷ hook 1 (after controller get deployments/web 1st): patch bob deployments/web merge '{"a":1};#x:y'
 3  bob         patch deployments/web           rv3  200 OK

@@ -9,7 +9,7 @@ import (
 )
 
 // Trace is a scenario's recording: exchanges in the order they were sent,
-// with hook firings in between.
+// with hook firings and changes of what an actor is shown in between.
 type Trace []Entry
 
 // Exchanges returns the exchanges of t, without the hook firings.
@@ -74,7 +74,8 @@ func (s *symbols) name(v string) string {
 }
 
 // Row is one entry of a trace with its opaque values replaced by symbols:
-// an exchange, or a hook firing (Hook set, the rest empty).
+// an exchange, a hook firing (Hook set, the rest empty), or a change of
+// what an actor is shown (View set, the rest empty).
 type Row struct {
 	Seq     int         `json:"seq,omitempty"`
 	Actor   string      `json:"actor,omitempty"`
@@ -88,6 +89,7 @@ type Row struct {
 	GotUID  string      `json:"gotUID,omitempty"`
 	Error   string      `json:"error,omitempty"`
 	Hook    *HookFiring `json:"hook,omitempty"`
+	View    *ViewChange `json:"view,omitempty"`
 	// Service is where a call outside the API server went.
 	Service string `json:"service,omitempty"`
 	// ReasonUnknown says why a failed call's reason is unknown
@@ -135,6 +137,10 @@ func (t Trace) Rows() []Row {
 				return w
 			})
 			rows = append(rows, Row{Hook: &h})
+			continue
+		}
+		if e.View != nil {
+			rows = append(rows, viewRow(*e.View))
 			continue
 		}
 		x := e.Exchange
@@ -258,12 +264,13 @@ func (h HookFiring) String() string {
 //
 //	4 controller get    deployments/web            -> 200 OK       rv3
 //	    hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
+//	    view: hold controller deployments
 //	7 controller update deployments/web  sent rv3  -> 409 Conflict
 func (t Trace) Normalize() string {
 	rows := t.Rows()
 	var w [6]int
 	for _, r := range rows {
-		if r.Hook == nil {
+		if r.IsCall() {
 			for i, s := range []string{strconv.Itoa(r.Seq), r.Actor, r.Verb, r.Object, r.Sent(), r.Status()} {
 				w[i] = max(w[i], len(s))
 			}
@@ -273,6 +280,10 @@ func (t Trace) Normalize() string {
 	for _, r := range rows {
 		if r.Hook != nil {
 			fmt.Fprintf(&b, "%*s %s\n", w[0]+1, "", r.Hook)
+			continue
+		}
+		if r.View != nil {
+			fmt.Fprintf(&b, "%*s view: %s\n", w[0]+1, "", r.View)
 			continue
 		}
 		line := fmt.Sprintf("%*d %-*s %-*s %-*s %-*s -> %-*s %s", w[0], r.Seq, w[1], r.Actor, w[2], r.Verb, w[3], r.Object, w[4], r.Sent(), w[5], r.Status(), r.Got())

@@ -27,12 +27,14 @@ func TestNormalize(t *testing.T) {
 	tr := Trace{
 		exchange(1, "controller", "get", "deployments", "web", "", 200, "OK", "1041"),
 		{Hook: &HookFiring{ID: 1, Trigger: "after controller get deployments/web 1st", Action: "annotate bob deployments/web team=blue"}},
+		{View: &ViewChange{Change: ViewHold, Actor: "controller", Resource: "deployments", Cache: "webapp"}},
 		exchange(2, "bob", "patch", "deployments", "web", "", 200, "OK", "1050"),
 		exchange(3, "controller", "update", "deployments", "web", "1041", 409, "Conflict", ""),
 	}
 	tr[0].Exchange.GotUID = "not-shown-on-a-get"
 	want := `1 controller get    deployments/web          -> 200 OK       rv1
    hook 1 fired (after controller get deployments/web 1st): annotate bob deployments/web team=blue
+   view: hold controller deployments in the cache of webapp
 2 bob        patch  deployments/web          -> 200 OK       rv2
 3 controller update deployments/web sent rv1 -> 409 Conflict
 `

@@ -53,7 +53,7 @@ func (c Check) Findings(rows []record.Row) []Finding {
 	writes := map[string]map[string]int{}
 	var order []string
 	for _, row := range rows {
-		if row.Hook != nil || row.Actor != c.Actor || row.Seq < c.From || (c.To > 0 && row.Seq > c.To) {
+		if !row.IsCall() || row.Actor != c.Actor || row.Seq < c.From || (c.To > 0 && row.Seq > c.To) {
 			continue
 		}
 		r := row
@@ -194,7 +194,7 @@ func showings(rows []record.Row) showing {
 		s[actor][key] = append(s[actor][key], v)
 	}
 	for _, r := range rows {
-		if r.Hook != nil || r.Code < 200 || r.Code > 299 {
+		if !r.IsCall() || r.Code < 200 || r.Code > 299 {
 			continue
 		}
 		switch r.Verb {

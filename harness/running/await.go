@@ -21,7 +21,7 @@ var waitCommands = []*language.Command{
 	{
 		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
 		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409: what a running controller must do, waited for as it happens on the wire; " +
-			"fails after DURATION (default " + DefaultWait.String() + "), as soon as the actor's controller or process has ended (on its own, or halted: the message says which), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
+			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, or halted: the message says which), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	},
 	{
@@ -95,6 +95,9 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 				n++
 			}
 		})
+		if err := viewFailure(sc, trig.Match.Actor); err != nil {
+			return false, fmt.Errorf("awaited %s, but %w\n%s", want, err, sc.Trace().Tail(15))
+		}
 		if n >= count {
 			return true, nil
 		}

@@ -22,23 +22,28 @@ type state struct {
 	proxy    *proxy.Server
 	proxied  map[string]bool
 	proxyLog *tail.Tail
+	// views are what each actor is shown: holds, marks, and the watch
+	// streams that pass through the actors' transports (views.go).
+	views *views
 }
 
 var stateKey = language.NewKey("running", func(*language.Scenario) *state {
-	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10)}
+	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10), views: newViews()}
 })
 
 // stateOf returns the running extension's state in sc.
 func stateOf(sc *language.Scenario) *state { return stateKey.Of(sc) }
 
 // Extension returns the extension of controllers that run on their own:
-// start, spawn, await, idle and halt. A scenario's $KUBECONFIG is the path
-// spawn turns into its actor's kubeconfig; at the scenario's end, what
-// still runs is halted, and a process's output and what the racing proxy
-// said go to the scenario's log.
+// start, spawn, await, idle and halt, and what any actor is shown: hold,
+// release and mark, at the wire of every actor's transport (Transport). A
+// scenario's $KUBECONFIG is the path spawn turns into its actor's
+// kubeconfig; at the scenario's end, what still runs is halted, a hold that
+// failed or that nothing met fails the scenario, and a process's output and
+// what the racing proxy said go to the scenario's log.
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands} {
+	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, viewCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{
@@ -48,18 +53,21 @@ func Extension() *language.Extension {
 			setenv("KUBECONFIG", filepath.Join(sc.Dir, SpawnedKubeconfig))
 			return nil
 		},
-		End: end,
+		Transport: transport,
+		End:       end,
 	}
 }
 
 // end halts what still runs when the scenario ends, and returns what the
 // scenario's log shows of it and what went wrong: a controller or process
-// that would not stop, or that had ended on its own with an error.
+// that would not stop, or that had ended on its own with an error; a hold
+// that failed, or that nothing met.
 func end(sc *language.Scenario) ([]string, []language.Failure) {
 	var fs []language.Failure
 	for _, msg := range haltAll(sc) {
 		fs = append(fs, language.Failure{Kind: language.FailHalted, Message: msg})
 	}
+	fs = append(fs, viewFailures(sc)...)
 	logs := outputs(sc)
 	if st := stateKey.Peek(sc); st != nil {
 		if s := strings.TrimSpace(st.proxyLog.String()); s != "" {

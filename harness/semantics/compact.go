@@ -18,7 +18,7 @@ type state struct {
 }
 
 var stateKey = language.NewKey("api semantics", func(sc *language.Scenario) *state {
-	return &state{watches: map[string]*watchStream{}, reader: &controlplane.Reader{Name: sc.Name, Done: sc.Context().Done()}}
+	return &state{watches: map[string]*watchStream{}, reader: sc.HistoryReader()}
 })
 
 // holdHistory takes sc's hold on old revisions for the rest of its script.

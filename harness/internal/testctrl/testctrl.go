@@ -80,6 +80,24 @@ func WatchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) er
 	return nil
 }
 
+// InformDeployments runs an informer on the namespace's Deployments until
+// its context ends, and does nothing with them: what a controller's
+// informer lists and watches, on a resource kube-apiserver serves without
+// a watch cache here, so that its lists reach etcd.
+func InformDeployments(ctx context.Context, cfg *rest.Config, namespace string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
+	inf := factory.Apps().V1().Deployments().Informer()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	<-ctx.Done()
+	return nil
+}
+
 // Busy reads the namespace's ConfigMaps again and again until its context
 // ends: a controller that never goes idle.
 func Busy(ctx context.Context, cfg *rest.Config, namespace string) error {
