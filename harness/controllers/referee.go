@@ -93,7 +93,7 @@ func runRereads(sc *language.Scenario, inv language.Invocation) error {
 	tr := sc.Trace()
 	var conflicted *record.Exchange // the first write refused with 409 Conflict
 	retried := false                // a read or a write followed it
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor != actor {
 			continue
 		}
@@ -140,7 +140,7 @@ func runAttempts(sc *language.Scenario, inv language.Invocation) error {
 	}
 	tr := sc.Trace()
 	got := 0
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor == actor && x.Verb == verb && x.Object() == obj {
 			got++
 		}
@@ -160,7 +160,7 @@ func runReferee(sc *language.Scenario, inv language.Invocation) error {
 	}
 	tr := sc.Trace()
 	calls := 0
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor == actor {
 			calls++
 		}

@@ -73,6 +73,7 @@ func NewScenario(ctx context.Context, cp *controlplane.ControlPlane, name, dir s
 		return nil, fmt.Errorf("create namespace for %s: %w", name, err)
 	}
 	sc.Namespace = ns.GetName()
+	sc.rec.SetNamespace(sc.Namespace)
 	sc.hooks.set.OnFire = func(a *hooks.Armed, e hooks.Event) {
 		sc.rec.Note(record.HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label, Caller: e.Call.Actor})
 	}
