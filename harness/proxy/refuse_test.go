@@ -140,6 +140,7 @@ func TestRefuseUpgrade(t *testing.T) {
 		{"exec over SPDY", http.MethodPost, "/api/v1/namespaces/ns/pods/web/exec", http.Header{"Connection": {"Upgrade"}, "Upgrade": {"SPDY/3.1"}, "X-Stream-Protocol-Version": {"v4.channel.k8s.io"}}, "(Upgrade: SPDY/3.1)"},
 		{"attach over WebSocket", http.MethodGet, "/api/v1/namespaces/ns/pods/web/attach", http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"}, "Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}}, "(Upgrade: websocket)"},
 		{"port-forward, Connection alone", http.MethodPost, "/api/v1/namespaces/ns/pods/web/portforward", http.Header{"Connection": {"keep-alive, Upgrade"}}, "(Connection: Upgrade)"},
+		{"a tunnel", http.MethodConnect, "/api/v1/namespaces/ns/pods/web/portforward", http.Header{}, "(CONNECT)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, st, _ := r.send(t, "alice", tc.method, tc.path, tc.header)
@@ -154,6 +155,7 @@ func TestRefuseUpgrade(t *testing.T) {
 		"alice POST /api/v1/namespaces/ns/pods/web/exec 501 Not Implemented",
 		"alice GET /api/v1/namespaces/ns/pods/web/attach 501 Not Implemented",
 		"alice POST /api/v1/namespaces/ns/pods/web/portforward 501 Not Implemented",
+		"alice CONNECT /api/v1/namespaces/ns/pods/web/portforward 501 Not Implemented",
 	})
 
 	// A request without an upgrade goes on, to the same path, for the API

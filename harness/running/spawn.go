@@ -52,29 +52,9 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	if !language.ValidActor(name) {
 		return language.UsageError("bad name %q: the process's actor, a lower-case name such as controller", name)
 	}
-	var env []string
-	var ports []int // ports=, spawn's own (ports.go)
-	rest := inv.Args[1:]
-	for len(rest) > 0 && rest[0] != "--" {
-		k, v, ok := strings.Cut(rest[0], "=")
-		if !ok || k == "" {
-			return language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
-		}
-		if k == portsOption {
-			var err error
-			if ports != nil {
-				return language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
-			}
-			if ports, err = parsePorts(v); err != nil {
-				return err
-			}
-			rest = rest[1:]
-			continue
-		}
-		env, rest = append(env, rest[0]), rest[1:]
-	}
-	if len(rest) < 2 {
-		return language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+	env, ports, rest, err := spawnLine(name, inv.Args[1:])
+	if err != nil {
+		return err
 	}
 	if err := checkFree(sc, name, name, "spawn"); err != nil {
 		return err
@@ -143,6 +123,33 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		sc.Recorder().Poke()
 	}()
 	return nil
+}
+
+// spawnLine reads what follows NAME on a spawn line: the KEY=VALUEs of
+// the environment, ports= (spawn's own, ports.go), and, after --, the
+// command and its arguments.
+func spawnLine(name string, args []string) (env []string, ports []int, command []string, err error) {
+	rest := args
+	for len(rest) > 0 && rest[0] != "--" {
+		k, v, ok := strings.Cut(rest[0], "=")
+		switch {
+		case !ok || k == "":
+			return nil, nil, nil, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
+		case k == portsOption && ports != nil:
+			return nil, nil, nil, language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
+		case k == portsOption:
+			if ports, err = parsePorts(v); err != nil {
+				return nil, nil, nil, err
+			}
+		default:
+			env = append(env, rest[0])
+		}
+		rest = rest[1:]
+	}
+	if len(rest) < 2 {
+		return nil, nil, nil, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+	}
+	return env, ports, rest, nil
 }
 
 // checkSpawnEnv refuses a KEY=VALUE of the spawn line that spawn would
