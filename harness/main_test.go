@@ -38,7 +38,7 @@ func startShared() error {
 }
 
 func TestMain(m *testing.M) {
-	if runRequestChild() || runChild() {
+	if runRequestChild() || runNamespacesChild() || runChild() {
 		os.Exit(0)
 	}
 	onPath()

@@ -19,6 +19,8 @@ const debianPython = "/usr/bin/python3"
 // people use beside client-go, whose watches (?watch=True) racekit must
 // read as the API server does. Without the client installed it fails,
 // saying how to install it: make test installs it (tools/python-client).
+// The CRDs of testdata/python/crds are installed first, as racekit run
+// --crds installs them for the README's command.
 func TestPythonClient(t *testing.T) {
 	out, err := exec.Command(debianPython, "-c", "import kubernetes; print(kubernetes.__version__)").CombinedOutput()
 	if err != nil {
@@ -28,6 +30,9 @@ func TestPythonClient(t *testing.T) {
 	files, err := filepath.Glob("testdata/python/*.txtar")
 	assert.NilError(t, err)
 	assert.Assert(t, len(files) > 0)
+	crds, err := ReadCRDs("testdata/python/crds")
+	assert.NilError(t, err)
+	assert.NilError(t, controlPlane(t).InstallCRDs(context.Background(), crds))
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			t.Parallel()

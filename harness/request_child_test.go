@@ -16,8 +16,10 @@ import (
 
 // requestChild is the child (childEnv) that sends one raw request through
 // the racing proxy, for twins that need a media type racekit's own clients
-// never ask for: harness.test METHOD PATH FILE ACCEPT sends FILE's bytes
-// (JSON) to PATH with Accept: ACCEPT, and prints the status and the body.
+// never ask for: harness.test METHOD PATH FILE ACCEPT [NAME:VALUE...] sends
+// FILE's bytes (JSON) to PATH with Accept: ACCEPT and the headers NAME:
+// VALUE, and prints the status and the body. A Connection or Upgrade
+// header makes it speak HTTP/1.1, which an upgrade needs.
 const requestChild = "request"
 
 // runRequestChild runs the request child when the environment names it,
@@ -37,13 +39,24 @@ func runRequestChild() bool {
 }
 
 func sendRequest(args []string) error {
-	if len(args) != 4 {
-		return fmt.Errorf("usage: harness.test METHOD PATH FILE ACCEPT, got %q", args)
+	if len(args) < 4 {
+		return fmt.Errorf("usage: harness.test METHOD PATH FILE ACCEPT [NAME:VALUE...], got %q", args)
 	}
 	method, path, file, accept := args[0], args[1], args[2], args[3]
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	if err != nil {
 		return err
+	}
+	header := http.Header{}
+	for _, h := range args[4:] {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return fmt.Errorf("bad header %q: want NAME:VALUE", h)
+		}
+		header.Add(name, value)
+		if c := http.CanonicalHeaderKey(name); c == "Connection" || c == "Upgrade" {
+			cfg.NextProtos = []string{"http/1.1"}
+		}
 	}
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -57,6 +70,7 @@ func sendRequest(args []string) error {
 	if err != nil {
 		return err
 	}
+	req.Header = header
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	resp, err := hc.Do(req)

@@ -163,6 +163,31 @@ func TestMatcher(t *testing.T) {
 	}
 }
 
+// TestMatcherNamespace checks that a matcher with a namespace selects the
+// calls in it and those that name none, and no call in another namespace:
+// another scenario's object of the same name.
+func TestMatcherNamespace(t *testing.T) {
+	m := Matcher{Verb: "update", Resource: "configmaps", Name: "c", Namespace: "mine"}
+	tests := []struct {
+		name string
+		call Call
+		want bool
+	}{
+		{"in its namespace", Call{Verb: "update", Resource: "configmaps", Namespace: "mine", Name: "c"}, true},
+		{"in another namespace", Call{Verb: "update", Resource: "configmaps", Namespace: "theirs", Name: "c"}, false},
+		{"cluster-scoped, or every namespace", Call{Verb: "update", Resource: "configmaps", Name: "c"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, m.Matches(tc.call), tc.want)
+		})
+	}
+	anywhere := m
+	anywhere.Namespace = ""
+	assert.Assert(t, anywhere.Matches(tests[1].call), "a matcher without a namespace matches every namespace")
+	assert.Equal(t, m.String(), "* update configmaps/c", "String shows no namespace: traces name hooks as scenarios write them")
+}
+
 func TestSetOccurrence(t *testing.T) {
 	get := Call{Actor: "controller", Verb: "get", Resource: "deployments", Name: "web"}
 	other := Call{Actor: "bob", Verb: "get", Resource: "deployments", Name: "web"}

@@ -4,9 +4,9 @@
 // The contract, in short:
 //
 //   - A Hook names a Point (before the request is sent, or after the response
-//     arrives), a Matcher over the API call (actor, verb, resource, name) and
-//     an occurrence (the Nth matching call since the hook was armed, or every
-//     one).
+//     arrives), a Matcher over the API call (actor, verb, resource, name,
+//     and the namespace it keeps to, if any) and an occurrence (the Nth
+//     matching call since the hook was armed, or every one).
 //   - A Transport wraps an actor's http.RoundTripper. When a call matches an
 //     armed hook, the hook's action runs synchronously, on the caller's
 //     goroutine, before the call proceeds or returns. Nothing else decides the

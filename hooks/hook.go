@@ -16,6 +16,12 @@ type Matcher struct {
 	Resource    string
 	Name        string
 	Subresource string
+	// Namespace, when set, keeps the matcher to calls in that namespace
+	// and calls that name none (a cluster-scoped object, or a read of
+	// every namespace): a scenario's hooks and counts are about its own
+	// namespace, and a controller that runs on its own may act in
+	// another's. String does not show it.
+	Namespace string
 }
 
 // Matches reports whether c is selected by m. A matcher without a
@@ -26,6 +32,7 @@ func (m Matcher) Matches(c Call) bool {
 		(m.Verb == "" || m.Verb == c.Verb) &&
 		(m.Resource == "" || m.Resource == c.Resource) &&
 		(m.Name == "" || m.Name == c.Name) &&
+		(m.Namespace == "" || c.Namespace == "" || m.Namespace == c.Namespace) &&
 		m.Subresource == c.Subresource
 }
 

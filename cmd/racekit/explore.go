@@ -25,7 +25,7 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--shard I/N] [--json FILE] [--html FILE] FILE.txtar...\n" +
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--crds PATH]... [--shard I/N] [--json FILE] [--html FILE] FILE.txtar...\n" +
 	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
@@ -46,7 +46,9 @@ docs/explore.md explains it all.
 interferer with another;
 without --depth, the explore line's depth=N counts (1 when it has none).
 --bug explores a teaching variant of the controller instead of the
-production one (racekit run --list-bugs lists them). --emit DIR writes each
+production one (racekit run --list-bugs lists them). --crds PATH installs
+the CRDs in PATH, a file or a folder of YAML or JSON, before the learning
+run, as racekit run --crds does; give it once per path. --emit DIR writes each
 failing run as a scenario of its own, DIR/NAME_MOMENT.txtar, which fails
 while the bug is there and passes once it is fixed; a run in which only the
 interferer's own command failed (n/a) is no finding and is not written.
@@ -105,6 +107,7 @@ type exploreFlags struct {
 	depth int // 0: the explore line's
 	emit  string
 	bug   teaching.Variant
+	crds  crdFlag
 	shard struct{ i, n int } // n == 0: no --shard
 	json  string
 	html  string
@@ -124,6 +127,7 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 	fl.IntVar(&f.depth, "depth", 0, "hook `N` interferers in each run, at N moments (1 or 2; default: the explore line's depth=N, or 1)")
 	fl.StringVar(&f.emit, "emit", "", "write each failing run as a regression scenario into `DIR`, which must be empty or absent")
 	bug := fl.String("bug", "", "explore the teaching variant `NAME` of the controller (racekit run --list-bugs)")
+	fl.Var(&f.crds, "crds", crdUsage)
 	shard := fl.String("shard", "", "run shard `I/N` of the exploration's runs (1 ≤ I ≤ N)")
 	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE`, which must not exist")
 	fl.StringVar(&f.html, "html", "", "write the report as one page with its diagrams to `FILE`, which must not exist")
@@ -242,6 +246,12 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 		}
 	}
 
+	crds, err := f.crds.read()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitUsage
+	}
+
 	ctx := context.Background()
 	cp, stop, err := start(ctx, stderr)
 	if err != nil {
@@ -249,6 +259,10 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 		return exitFail
 	}
 	defer stop()
+	if err := install(ctx, cp, crds); err != nil {
+		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		return exitFail
+	}
 	code := exitOK
 	for i, file := range f.files {
 		if len(f.files) > 1 {

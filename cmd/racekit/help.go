@@ -150,6 +150,13 @@ terminal.
   has already named shows as its symbol, and a list's or watch's as rv*);
   ` + "`cmp stdout trace.golden`" + ` compares it with the golden section, and
   ` + "`go test ./scenarios -update`" + ` rewrites that section.
+- **Namespaces.** Each scenario runs in a namespace of its own, ` + "`$NAMESPACE`" + `,
+  beside other scenarios on the same API server. Hooks, ` + "`await`" + ` and the
+  assertions on the wire count the calls in it and those on cluster-scoped
+  objects, never another scenario's object of the same name; the trace
+  shows a call in another namespace with it (` + "`configmaps/c (namespace rk-...)`" + `).
+  A controller that runs on its own has its reads of every namespace kept
+  to the scenario's ([running.md](running.md)).
 
 ## Controllers and teaching variants
 
@@ -177,7 +184,9 @@ terminal.
 - ` + "`actor NAME user=USER groups=...`" + ` declares who an actor authenticates as,
   before its first call; scenarios rely on built-in RBAC grants only, since a
   Role created during a scenario takes effect only once the API server's RBAC
-  cache catches up.
+  cache catches up. ` + "`impersonate=true`" + ` lets a process spawned as NAME send
+  Impersonate-* headers through the racing proxy, which refuses them
+  otherwise; RBAC then decides.
 - ` + "`racekit run --bug NAME`" + ` runs scenarios against a teaching variant of the
   reference controller that breaks one rule (` + "`racekit run --list-bugs`" + ` lists
   them); [variants.md](variants.md) shows which scenario catches which.

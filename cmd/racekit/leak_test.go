@@ -87,10 +87,10 @@ func findBinaries() {
 }
 
 // binaryTests are the tests that run the binaries: the leak tests,
-// TestTraceForTools, TestExploreShardsAsProcesses and racekit proxy's
-// end-to-end tests.
+// TestTraceForTools, TestExploreShardsAsProcesses, racekit proxy's
+// end-to-end tests and TestCRDsFromTheCommandLine.
 var binaryTests = []string{"TestNoLeaks", "TestNoLeakOnClosedPipe", "TestNoLeaksSpawned", "TestNoLeaksKilled", "TestTraceForTools", "TestExploreShardsAsProcesses",
-	"TestProxyEndToEnd", "TestProxyDefaultFolder"}
+	"TestProxyEndToEnd", "TestProxyDefaultFolder", "TestCRDsFromTheCommandLine"}
 
 // wantsLeakTests reports whether -run selects one of binaryTests, so that a
 // run of the other tests builds nothing.

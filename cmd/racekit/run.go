@@ -28,7 +28,7 @@ import (
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--list] [--list-bugs] [FILE.txtar ...]\n"
+const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--list] [--list-bugs] [FILE.txtar ...]\n"
 
 const runHelp = runUsage + `
 Runs race scenarios on a control plane of its own and prints a line per
@@ -37,6 +37,13 @@ scenario's timeline. With no FILE it runs the flagship scenario, built into
 racekit. --bug runs the scenarios against a teaching variant of the
 controller that breaks one rule (--list-bugs lists them); a good scenario
 then fails.
+
+--crds PATH installs the CustomResourceDefinitions in PATH, a file or a
+folder of YAML or JSON (a kubebuilder project's config/crd/bases), before
+the scenarios run; give it once per path. With it, a controller written in
+any language is raced from a txtar file alone: the scenario spawns it
+through the racing proxy (spawn controller -- python3 operator.py). A path
+that does not exist, or holds no CRD, is a usage error.
 
 --trace json and --trace mermaid write for tools: standard output holds
 one document and nothing else, and the PASS and FAIL lines, failure logs
@@ -84,6 +91,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
 	bug := fl.String("bug", "", "run against the named teaching variant of the controller")
 	listBugs := fl.Bool("list-bugs", false, "list the teaching variants, and run nothing")
+	var crdPaths crdFlag
+	fl.Var(&crdPaths, "crds", crdUsage)
 	if code, done := flagsDone("run", fl.Parse(args), fl, runHelp, runUsage, stdout, stderr); done {
 		return code
 	}
@@ -128,9 +137,14 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
+	crds, err := crdPaths.read()
+	if err != nil {
+		fmt.Fprintf(stderr, "racekit run: %v\n", err)
+		return exitUsage
+	}
 
 	ctx := context.Background()
-	cp, err := startControlPlane(ctx, stderr)
+	cp, err := startControlPlane(ctx, stderr, harness.WithCRDs(crds))
 	if err != nil {
 		fmt.Fprintf(stderr, "racekit run: %v\n", err)
 		return exitFail

@@ -92,7 +92,7 @@ func runRereads(sc *language.Scenario, inv language.Invocation) error {
 	tr := sc.Trace()
 	var conflicted *record.Exchange // the first write refused with 409 Conflict
 	retried := false                // a read or a write followed it
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor != actor {
 			continue
 		}
@@ -139,7 +139,7 @@ func runAttempts(sc *language.Scenario, inv language.Invocation) error {
 	}
 	tr := sc.Trace()
 	got := 0
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor == actor && x.Verb == verb && x.Object() == obj {
 			got++
 		}
@@ -159,7 +159,7 @@ func runReferee(sc *language.Scenario, inv language.Invocation) error {
 	}
 	tr := sc.Trace()
 	calls := 0
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor == actor {
 			calls++
 		}

@@ -69,7 +69,7 @@ func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
 			continue
 		}
 		x := e.Exchange
-		if x == nil || x.Seq <= from {
+		if x == nil || x.Seq <= from || x.Foreign {
 			continue
 		}
 		if x.Verb == "watch" {

@@ -345,7 +345,7 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 	opts.Interferers = e.headLines(len(heads))
 	res := language.RunScript(ctx, cp, opts, dir, e.file, il.Script)
 	il.Log, il.Trace, il.Failures = res.Log, res.Trace, res.Failures
-	for _, x := range res.Trace.Exchanges() {
+	for _, x := range res.Trace.Own() {
 		if record.IsConflict(x.Code, x.Reason) {
 			il.Conflicts++
 		}

@@ -43,10 +43,12 @@ type clients struct {
 	identities map[string]identity
 }
 
-// identity is who a declared actor authenticates as.
+// identity is who a declared actor authenticates as, and whether it may
+// impersonate others through the racing proxy.
 type identity struct {
-	user   string
-	groups []string
+	user        string
+	groups      []string
+	impersonate bool
 }
 
 func newClients(cp *controlplane.ControlPlane) (*clients, error) {

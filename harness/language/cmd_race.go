@@ -96,7 +96,8 @@ func (sc *Scenario) hookableNames() []string {
 	return out
 }
 
-// ParseTrigger reads POINT ACTOR VERB RESOURCE[/NAME[/SUB]] [Nth|every].
+// ParseTrigger reads POINT ACTOR VERB RESOURCE[/NAME[/SUB]] [Nth|every]. Its
+// matcher keeps to the scenario's namespace and cluster-scoped calls.
 func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 	var t Trigger
 	if len(args) < 4 || len(args) > 5 {
@@ -111,6 +112,10 @@ func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 		return t, usageErr("unknown hook point %q%s; hook points are %s", args[0], suggest(args[0], names), strings.Join(names, ", "))
 	}
 	t.Point = p
+	// A scenario's hooks, awaits and counts are about its own namespace:
+	// a controller that runs on its own may touch another scenario's
+	// object of the same name.
+	t.Match.Namespace = sc.Namespace
 	if args[1] != "*" {
 		if !actorName.MatchString(args[1]) {
 			return t, usageErr("bad actor name %q", args[1])

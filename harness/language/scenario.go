@@ -76,6 +76,7 @@ func NewScenario(ctx context.Context, cp *controlplane.ControlPlane, name, dir s
 	}
 	sc.Namespace = ns.GetName()
 	sc.reader = &controlplane.Reader{Name: name, Done: ctx.Done()}
+	sc.rec.SetNamespace(sc.Namespace)
 	sc.hooks.set.OnFire = func(a *hooks.Armed, e hooks.Event) {
 		sc.rec.Note(record.HookFiring{ID: a.ID, Trigger: a.Hook.String(), Action: a.Label, Caller: e.Call.Actor})
 	}

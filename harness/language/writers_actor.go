@@ -16,9 +16,10 @@ import (
 // refuses; a declared actor is whoever the scenario says, and RBAC decides.
 var actorCommands = []*Command{
 	{
-		Name: "actor", Args: "NAME [user=USER] [groups=GROUP,...]", Group: "setup", MinArgs: 2, MaxArgs: 3,
+		Name: "actor", Args: "NAME [user=USER] [groups=GROUP,...] [impersonate=true]", Group: "setup", MinArgs: 2, MaxArgs: 4,
 		Summary: "declare, before NAME's first call, that NAME authenticates as USER (default NAME) in the GROUPs (default none) rather than in system:masters, so that RBAC decides what it may do; " +
-			"rely on built-in grants, such as user=system:serviceaccount:kube-system:generic-garbage-collector (may get, update and delete anything, create nothing): a Role a scenario creates applies only once the API server's cache catches up",
+			"rely on built-in grants, such as user=system:serviceaccount:kube-system:generic-garbage-collector (may get, update and delete anything, create nothing): a Role a scenario creates applies only once the API server's cache catches up; " +
+			"impersonate=true lets a process spawned as NAME send Impersonate-User, -Group, -Uid and -Extra-* headers through the racing proxy, which refuses them with 403 otherwise, and RBAC decides whether USER may (groups=system:masters may)",
 		Run: runActor,
 	},
 	{
@@ -33,7 +34,7 @@ var actorCommands = []*Command{
 	},
 }
 
-var actorOptions = []string{"user", "groups"}
+var actorOptions = []string{"user", "groups", "impersonate"}
 
 func runActor(sc *Scenario, inv Invocation) error {
 	name := inv.Args[0]
@@ -59,7 +60,22 @@ func runActor(sc *Scenario, inv Invocation) error {
 			return usageErr("bad groups %q: want names separated by commas", opts["groups"])
 		}
 	}
+	if v, ok := opts["impersonate"]; ok {
+		if v != "true" && v != "false" {
+			return usageErr("bad impersonate=%s: want impersonate=true, or leave it out", v)
+		}
+		id.impersonate = v == "true"
+	}
 	return sc.declare(name, id)
+}
+
+// MayImpersonate reports whether name was declared with impersonate=true:
+// the racing proxy then sends its impersonation headers on, for RBAC to
+// decide, instead of refusing them.
+func (sc *Scenario) MayImpersonate(name string) bool {
+	sc.clients.mu.Lock()
+	defer sc.clients.mu.Unlock()
+	return sc.clients.identities[name].impersonate
 }
 
 func runBump(sc *Scenario, inv Invocation) error {

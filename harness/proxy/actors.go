@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httputil"
 	"slices"
 	"strings"
@@ -23,6 +24,8 @@ type actor struct {
 	name    string
 	token   string
 	forward *httputil.ReverseProxy
+	// refused answers the requests the proxy refuses (refuse.go).
+	refused *httputil.ReverseProxy
 }
 
 // AddActor mints a bearer token for the actor name and asks
@@ -48,10 +51,15 @@ func (s *Server) AddActor(name string) error {
 	if transport == nil {
 		return fmt.Errorf("add actor %s: Options.Transport returned no RoundTripper", name)
 	}
+	var refusing http.RoundTripper = refuser{}
+	if s.refusals != nil {
+		refusing = s.refusals(name)(refusing)
+	}
 	a := &actor{
 		name:    name,
 		token:   newToken(),
 		forward: s.forwarder(transport, name),
+		refused: s.forwarder(refusing, name),
 	}
 	s.mu.Lock()
 	s.actors[name] = a

@@ -16,9 +16,17 @@
 //   - A request without an actor's token goes to Options.Unauthenticated,
 //     which by default is Refuse: 401 and a metav1.Status, sent by the proxy
 //     itself.
-//   - Path, query and body reach the API server unchanged, and responses
-//     stream back as they come: each watch event reaches the client when the
-//     API server sends it.
+//   - Path, query and body reach the API server unchanged, but for
+//     Options.Confine: a LIST or WATCH of a namespaced resource across all
+//     namespaces is sent as one of the confining namespace, whose answer
+//     has the same shape. Responses stream back as they come: each watch
+//     event reaches the client when the API server sends it.
+//   - The proxy refuses, itself, an actor's request that carries
+//     impersonation headers (403, unless Options.Impersonation allows the
+//     actor) and one that asks to upgrade its connection, as exec, attach
+//     and port-forward do (501: no kubelet runs here), each with a
+//     metav1.Status that says why, through Options.Refusals, which records
+//     it.
 //   - An upstream error becomes 502 with a metav1.Status; the proxy's own
 //     errors, and requests it cannot parse, go to Options.Log.
 //   - Close ends every connection, watches included, cancels what they

@@ -88,6 +88,7 @@ func (buffers) Put(b []byte) { bufferPool.Put((*[32 << 10]byte)(b)) }
 func (s *Server) forwarder(transport http.RoundTripper, who string) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			s.confine.confine(pr.Out)
 			pr.SetURL(s.upstream)
 			pr.Out.Host = s.upstream.Host
 			// The client's token only chose the actor: the actor's transport

@@ -44,11 +44,19 @@ type rig struct {
 // newRig starts upstream and a proxy in front of it with the given actors.
 func newRig(t *testing.T, upstream http.Handler, unauthenticated http.RoundTripper, actors ...string) *rig {
 	t.Helper()
+	return newRigWith(t, upstream, Options{Unauthenticated: unauthenticated}, actors...)
+}
+
+// newRigWith is newRig with more options: the rig sets Upstream,
+// Transport and Log.
+func newRigWith(t *testing.T, upstream http.Handler, opts Options, actors ...string) *rig {
+	t.Helper()
 	r := &rig{log: newLogSink(), carried: make(map[string][]string), closedBodies: make(chan string, 100)}
 	r.upstream = httptest.NewTLSServer(upstream)
 	u, err := url.Parse(r.upstream.URL)
 	assert.NilError(t, err)
-	r.proxy, err = Start(Options{Upstream: u, Transport: r.transport, Unauthenticated: unauthenticated, Log: r.log})
+	opts.Upstream, opts.Transport, opts.Log = u, r.transport, r.log
+	r.proxy, err = Start(opts)
 	assert.NilError(t, err)
 	t.Cleanup(func() { r.close(t) })
 	for _, a := range actors {

@@ -34,6 +34,19 @@ type Options struct {
 	// Log receives the proxy's own errors (a request it cannot parse, a
 	// failed TLS handshake, an upstream error); nil discards them.
 	Log io.Writer
+
+	// Confine keeps the actors' reads of every namespace to one
+	// (confine.go); its zero value confines nothing.
+	Confine Confinement
+	// Impersonation says whether actor may send impersonation headers
+	// (refuse.go): nil lets it, the API server then deciding by its RBAC;
+	// an error, which the refusal quotes, says why not. A nil Impersonation
+	// refuses every actor.
+	Impersonation func(actor string) error
+	// Refusals wraps, for actor, what answers the requests the proxy
+	// refuses (an impersonation, an upgrade): the harness records them
+	// there as the actor's calls. nil leaves them unrecorded.
+	Refusals func(actor string) func(http.RoundTripper) http.RoundTripper
 }
 
 // Server is a running proxy. Its methods are safe for concurrent use.
@@ -45,6 +58,10 @@ type Server struct {
 	url       string
 	caPEM     []byte
 	refuse    *httputil.ReverseProxy
+
+	confine       Confinement
+	impersonation func(actor string) error
+	refusals      func(actor string) func(http.RoundTripper) http.RoundTripper
 
 	// cancel ends the context of every request, so that a handler waiting on
 	// its upstream (a watch) returns when the proxy closes.
@@ -107,6 +124,10 @@ func Start(opts Options) (*Server, error) {
 		served:    make(chan struct{}),
 		actors:    make(map[string]*actor),
 		conns:     make(map[net.Conn]*connInfo),
+
+		confine:       opts.Confine,
+		impersonation: opts.Impersonation,
+		refusals:      opts.Refusals,
 	}
 	s.refuse = s.forwarder(unauthenticated, "no actor")
 	var protocols http.Protocols
@@ -204,6 +225,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	if a == nil {
 		s.refuse.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), refusalKey{}, why)))
+		return
+	}
+	if no := s.refusal(a.name, r); no != nil {
+		a.refuse(w, r, no)
 		return
 	}
 	a.forward.ServeHTTP(w, r)

@@ -13,6 +13,10 @@
 //     in order of first appearance, so that the same race renders the same
 //     on every run, and every rendering (Normalize, Timeline, Mermaid,
 //     JSON) starts from them.
+//   - A call in a namespace other than the one SetNamespace names is
+//     Foreign: every rendering shows its namespace (only then, so that a
+//     trace of the scenario's own calls renders as before), and Own and
+//     Calls leave it out of what the layers above count.
 //   - The Recorder also knows what the trace says each object holds now
 //     (LastKnown), what each object's last write left (Written), and which
 //     calls are in flight (InFlight), for the layers above to read instead

@@ -46,6 +46,12 @@ type Exchange struct {
 	// Service names the service outside the API server the call went to
 	// (Instance.HTTPClient); "" for the API server.
 	Service string
+	// Foreign is set when the call was in a namespace other than the
+	// scenario's (Call.Namespace names it; Recorder.SetNamespace): another
+	// scenario's objects, which no hook, assertion or rule of this one
+	// counts (Trace.Own), and which every rendering shows with their
+	// namespace (Row.OtherNamespace).
+	Foreign bool
 
 	Start    time.Time
 	Duration time.Duration

@@ -28,6 +28,9 @@ type Recorder struct {
 	// changed is closed, and forgotten, at the next change: what await
 	// and idle wait on (await.go), instead of polling the trace.
 	changed chan struct{}
+	// namespace is the scenario's (SetNamespace): an exchange in another
+	// is Foreign.
+	namespace string
 }
 
 // Changes returns a channel that is closed at the recorder's next change:
@@ -100,6 +103,7 @@ func (r *Recorder) add(x *Exchange, req *http.Request) {
 	defer r.mu.Unlock()
 	r.seq++
 	x.Seq = r.seq
+	x.Foreign = r.foreign(x)
 	r.entries = append(r.entries, Entry{Exchange: x})
 	if key, ok := objectKeyOf(req, x); ok {
 		r.sent(key, x)

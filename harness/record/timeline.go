@@ -28,7 +28,7 @@ func Timeline(rows []Row, color bool) string {
 		w[i] = len(h)
 	}
 	cells := func(r Row) []string {
-		return []string{strconv.Itoa(r.Seq), r.Actor, r.Verb + " " + r.Object, r.SentRV, r.Got(), r.Status()}
+		return []string{strconv.Itoa(r.Seq), r.Actor, r.Verb + " " + r.Where(), r.SentRV, r.Got(), r.Status()}
 	}
 	colors := map[string]string{}
 	for _, r := range rows {
@@ -139,7 +139,7 @@ func Mermaid(rows []Row) string {
 			continue
 		}
 		srv := mermaidID(serverOf(r))
-		req := r.Verb + " " + r.Object
+		req := r.Verb + " " + r.Where()
 		if r.SentRV != "" {
 			req += " (sent " + r.SentRV + ")"
 		}

@@ -23,11 +23,12 @@ func (t Trace) Exchanges() []*Exchange {
 	return out
 }
 
-// Calls returns the exchanges of actor's verb on object, in order. object
-// is resource[/name[/subresource]], as in Call.Object.
+// Calls returns the exchanges of actor's verb on object, in order, in the
+// scenario's namespace (Own). object is resource[/name[/subresource]], as
+// in Call.Object.
 func (t Trace) Calls(actor, verb, object string) []*Exchange {
 	var out []*Exchange
-	for _, x := range t.Exchanges() {
+	for _, x := range t.Own() {
 		if x.Actor == actor && x.Verb == verb && x.Object() == object {
 			out = append(out, x)
 		}
@@ -92,6 +93,12 @@ type Row struct {
 	View    *ViewChange `json:"view,omitempty"`
 	// Service is where a call outside the API server went.
 	Service string `json:"service,omitempty"`
+	// OtherNamespace is the namespace of a call that was not in the
+	// scenario's (Exchange.Foreign), which the renderings show after the
+	// object (Where); "" for a call in the scenario's namespace, and for
+	// one on a cluster-scoped object, so that their renderings stay as
+	// they were.
+	OtherNamespace string `json:"otherNamespace,omitempty"`
 	// ReasonUnknown says why a failed call's reason is unknown
 	// (Exchange.ReasonUnknown); Reason is then empty.
 	ReasonUnknown string `json:"reasonUnknown,omitempty"`
@@ -111,7 +118,8 @@ type Row struct {
 
 // Rows returns t with resourceVersions and UIDs replaced by symbols (rv1,
 // uid1, ...) in order of first appearance, and with timestamps, durations and
-// namespaces dropped. Every rendering of a trace (Normalize, the timeline,
+// the scenario's own namespace dropped (another is kept: OtherNamespace).
+// Every rendering of a trace (Normalize, the timeline,
 // Mermaid, JSON) starts from these rows, so they agree.
 func (t Trace) Rows() []Row {
 	rvs, uids := &symbols{prefix: "rv"}, &symbols{prefix: "uid"}
@@ -147,6 +155,9 @@ func (t Trace) Rows() []Row {
 		r := Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(),
 			SentUID: uids.name(x.SentUID), Code: x.Code, Reason: x.Reason, Error: x.Err, Service: x.Service,
 			ReasonUnknown: x.ReasonUnknown, Namespace: x.Namespace, NoReason: x.NoReason}
+		if x.Foreign {
+			r.OtherNamespace = x.Namespace
+		}
 		if x.Verb == "list" || x.Verb == "watch" {
 			r.SentRV, r.GotRV = historyRV(x.SentRV), historyRV(x.GotRV)
 			history[x.SentRV], history[x.GotRV] = true, true
@@ -271,7 +282,7 @@ func (t Trace) Normalize() string {
 	var w [6]int
 	for _, r := range rows {
 		if r.IsCall() {
-			for i, s := range []string{strconv.Itoa(r.Seq), r.Actor, r.Verb, r.Object, r.Sent(), r.Status()} {
+			for i, s := range []string{strconv.Itoa(r.Seq), r.Actor, r.Verb, r.Where(), r.Sent(), r.Status()} {
 				w[i] = max(w[i], len(s))
 			}
 		}
@@ -286,7 +297,7 @@ func (t Trace) Normalize() string {
 			fmt.Fprintf(&b, "%*s view: %s\n", w[0]+1, "", r.View)
 			continue
 		}
-		line := fmt.Sprintf("%*d %-*s %-*s %-*s %-*s -> %-*s %s", w[0], r.Seq, w[1], r.Actor, w[2], r.Verb, w[3], r.Object, w[4], r.Sent(), w[5], r.Status(), r.Got())
+		line := fmt.Sprintf("%*d %-*s %-*s %-*s %-*s -> %-*s %s", w[0], r.Seq, w[1], r.Actor, w[2], r.Verb, w[3], r.Where(), w[4], r.Sent(), w[5], r.Status(), r.Got())
 		b.WriteString(strings.TrimRight(line, " ") + "\n")
 	}
 	return b.String()

@@ -24,8 +24,9 @@ type Check struct {
 	SideEffect   func(resource string) bool
 }
 
-// Findings checks the calls c.Actor made from seq c.From to c.To, object by
-// object and in order:
+// Findings checks the calls c.Actor made from seq c.From to c.To in the
+// scenario's namespace (a row with an OtherNamespace is another
+// scenario's), object by object and in order:
 //
 //   - after a 409 Conflict, the next write to the object (an update, a
 //     patch, a delete, each with the resourceVersion it carries) sends a
@@ -53,7 +54,9 @@ func (c Check) Findings(rows []record.Row) []Finding {
 	writes := map[string]map[string]int{}
 	var order []string
 	for _, row := range rows {
-		if !row.IsCall() || row.Actor != c.Actor || row.Seq < c.From || (c.To > 0 && row.Seq > c.To) {
+		// A call in another scenario's namespace is that scenario's to
+		// judge: an object of the same name there is another object.
+		if !row.IsCall() || row.Actor != c.Actor || row.Seq < c.From || (c.To > 0 && row.Seq > c.To) || row.OtherNamespace != "" {
 			continue
 		}
 		r := row

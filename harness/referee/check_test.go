@@ -105,6 +105,8 @@ func TestWireRules(t *testing.T) {
 			{Seq: 3, Actor: "controller", Verb: "update", Object: "deployments/web", SentRV: "rv3", SentRev: 3, Code: 409, Reason: "Conflict", NoReason: true}},
 			then: []record.Row{retryRow("update", "rv3", 3)},
 			want: []string{"retry of a non-conflict: #5 update deployments/web came after #3 update was refused with 409 Conflict"}},
+		{name: "the refused version re-sent to another scenario's namespace", then: []record.Row{
+			{Seq: 4, Actor: "controller", Verb: "update", Object: "deployments/web", SentRV: "rv3", SentRev: 3, Code: 200, Reason: "OK", OtherNamespace: "theirs"}}},
 		{name: "a blind update", then: []record.Row{refetch, retryRow("update", "", 0)},
 			want: []string{"blind update: #5 update deployments/web sent no resourceVersion"}},
 		{name: "a patch without a resourceVersion after a fresh GET", then: []record.Row{refetch, retryRow("patch", "", 0)}},

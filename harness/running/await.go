@@ -139,7 +139,8 @@ func waitFor(sc *language.Scenario, within time.Duration, done func() (bool, err
 }
 
 // actorSummary says what actor has done so far: its calls, grouped by what
-// they were and how they were answered.
+// they were and how they were answered, with the namespace of a call in
+// another namespace than the scenario's, which await does not count.
 func actorSummary(sc *language.Scenario, actor string) string {
 	counts := map[string]int{}
 	for _, x := range sc.Trace().Exchanges() {
@@ -153,7 +154,11 @@ func actorSummary(sc *language.Scenario, actor string) string {
 				answer = "failed: " + x.Err
 			}
 		}
-		counts[fmt.Sprintf("%s %s → %s", x.Verb, x.Object(), answer)]++
+		obj := x.Object()
+		if x.Foreign {
+			obj += " (namespace " + x.Namespace + ")"
+		}
+		counts[fmt.Sprintf("%s %s → %s", x.Verb, obj, answer)]++
 	}
 	if len(counts) == 0 {
 		return actor + " has made no call"

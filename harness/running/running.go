@@ -12,7 +12,6 @@ import (
 
 	"github.com/racekit/racekit/harness/controllers"
 	"github.com/racekit/racekit/harness/language"
-	"k8s.io/client-go/rest"
 )
 
 // Controllers that run on their own: start runs a registered controller's
@@ -26,6 +25,7 @@ var runCommands = []*language.Command{
 	{
 		Name: "start", Args: "CONTROLLER [as ACTOR]", Group: "run", MinArgs: 1, MaxArgs: 3,
 		Summary: "run the registered controller on its own, as its main would (its informers, workqueue and workers; Controller.Run), as the controller actor or as ACTOR: every call it makes passes through the scenario's hooks and recorder, and a hook blocks the call that fired it until its action is done; " +
+			"its LISTs and WATCHes of a namespaced resource across every namespace are sent as ones of the scenario's namespace, so that it sees no other scenario's objects; " +
 			"the scenario halts it at its end; once halted, it can be started again",
 		Run: runStart,
 	},
@@ -61,7 +61,7 @@ func runStart(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	in := controllers.RunningInstance(sc, c, actor, rest.CopyConfig(a.Config))
+	in := controllers.RunningInstance(sc, c, actor, confined(sc, a.Config))
 	ctx, cancel := context.WithCancel(sc.Context())
 	l := &life{name: c.Name, actor: actor, what: "controller", started: time.Now(), stop: cancel, kill: cancel, done: make(chan struct{})}
 	addLife(sc, l)

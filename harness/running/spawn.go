@@ -28,10 +28,11 @@ import (
 // actor's.
 var spawnCommands = []*language.Command{
 	{
-		Name: "spawn", Args: "NAME [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
-		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME: " +
+		Name: "spawn", Args: "NAME [ports=PORT,...] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
+		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME, its LISTs and WATCHes of every namespace kept to the scenario's, its impersonation headers (unless actor NAME impersonate=true) and connection upgrades (exec, attach, port-forward) refused: " +
 			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
-			"it gets SIGTERM when the scenario ends, if halt has not stopped it",
+			"it gets SIGTERM when the scenario ends, if halt has not stopped it; " +
+			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: spawn takes a lock per port that every racekit process on the machine shares (a flock on racekit/ports/PORT.lock in the user's cache folder) before it starts the program, and lets it go when the program has exited, so that scenarios that need the same port run one at a time; it waits for a port another holds at most the scenario's wait timeout (as await), then fails, naming who holds it",
 		Run: runSpawn,
 	},
 }
@@ -51,17 +52,9 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	if !language.ValidActor(name) {
 		return language.UsageError("bad name %q: the process's actor, a lower-case name such as controller", name)
 	}
-	var env []string
-	rest := inv.Args[1:]
-	for len(rest) > 0 && rest[0] != "--" {
-		k, _, ok := strings.Cut(rest[0], "=")
-		if !ok || k == "" {
-			return language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
-		}
-		env, rest = append(env, rest[0]), rest[1:]
-	}
-	if len(rest) < 2 {
-		return language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+	env, ports, rest, err := spawnLine(name, inv.Args[1:])
+	if err != nil {
+		return err
 	}
 	if err := checkFree(sc, name, name, "spawn"); err != nil {
 		return err
@@ -82,8 +75,13 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	for i, kv := range env {
 		env[i] = strings.ReplaceAll(kv, placeholder, kubeconfig)
 	}
+	release, err := lockPorts(sc, name, ports, inv.Pos)
+	if err != nil {
+		return err
+	}
 	logFile, err := spawnLog(sc, name)
 	if err != nil {
+		release()
 		return err
 	}
 	out := tail.New(spawnedLog)
@@ -100,6 +98,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
+		release()
 		return fmt.Errorf("start %s: %w%s", args[0], err, notFoundHint(sc, args[0], err))
 	}
 	pid := cmd.Process.Pid
@@ -115,6 +114,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		// What it started in its group goes with it.
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		sc.ControlPlane().Untrack(pid)
+		release()
 		logFile.Close()
 		if err != nil {
 			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
@@ -123,6 +123,33 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		sc.Recorder().Poke()
 	}()
 	return nil
+}
+
+// spawnLine reads what follows NAME on a spawn line: the KEY=VALUEs of
+// the environment, ports= (spawn's own, ports.go), and, after --, the
+// command and its arguments.
+func spawnLine(name string, args []string) (env []string, ports []int, command []string, err error) {
+	rest := args
+	for len(rest) > 0 && rest[0] != "--" {
+		k, v, ok := strings.Cut(rest[0], "=")
+		switch {
+		case !ok || k == "":
+			return nil, nil, nil, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
+		case k == portsOption && ports != nil:
+			return nil, nil, nil, language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
+		case k == portsOption:
+			if ports, err = parsePorts(v); err != nil {
+				return nil, nil, nil, err
+			}
+		default:
+			env = append(env, rest[0])
+		}
+		rest = rest[1:]
+	}
+	if len(rest) < 2 {
+		return nil, nil, nil, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+	}
+	return env, ports, rest, nil
 }
 
 // checkSpawnEnv refuses a KEY=VALUE of the spawn line that spawn would
@@ -191,8 +218,11 @@ func kubeconfig(sc *language.Scenario, actor string) (string, error) {
 // Proxy returns the scenario's racing proxy, started on first use and
 // closed when the scenario ends: an actor whose kubeconfig points at it
 // (WriteKubeconfig) has each call recorded and hooked as an in-process
-// actor's is. A request without an actor's credentials is refused with
-// 401, and recorded as the actor anonymous.
+// actor's is. An actor's reads of every namespace are kept to the
+// scenario's, and its impersonations (unless declared) and connection
+// upgrades are refused and recorded as its calls (confine.go). A request
+// without an actor's credentials is refused with 401, and recorded as the
+// actor anonymous.
 func Proxy(sc *language.Scenario) (*proxy.Server, error) {
 	st := stateOf(sc)
 	st.mu.Lock()
@@ -219,6 +249,9 @@ func Proxy(sc *language.Scenario) (*proxy.Server, error) {
 		},
 		Unauthenticated: sc.Recorder().Wrap(AnonymousActor)(proxy.Refuse),
 		Log:             st.proxyLog,
+		Confine:         confinement(sc),
+		Impersonation:   impersonation(sc),
+		Refusals:        refusals(sc),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("racing proxy: %w", err)

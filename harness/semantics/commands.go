@@ -286,7 +286,7 @@ func runAnswered(sc *language.Scenario, inv language.Invocation) error {
 	}
 	tr := sc.Trace()
 	var last *record.Exchange
-	for _, x := range tr.Exchanges() {
+	for _, x := range tr.Own() {
 		if x.Actor == actor && x.Verb == verb && x.Object() == object {
 			last = x
 		}
