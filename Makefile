@@ -70,6 +70,7 @@ vet: ## go vet and gofmt
 test: ## build the control plane if needed, then run every test and scenario
 	@rm -f $(STAGES)
 	@$(STAGE) envtest $(MAKE) --no-print-directory envtest
+	@$(STAGE) controller-manager $(MAKE) --no-print-directory controller-manager
 	@$(STAGE) mermaid $(MAKE) --no-print-directory mermaid
 	@$(STAGE) browser $(MAKE) --no-print-directory browser
 	@$(STAGE) python-client $(MAKE) --no-print-directory python-client

@@ -1,5 +1,6 @@
 // Package controllers races registered controllers one reconcile at a
-// time: reconcile, settle, result, crash, hold and release, and the
+// time: reconcile, settle, result, hold and release, a reconcile's crash
+// (CrashReconcile, which package running's crash command calls), and the
 // referee's assertions over each reconcile's span of the trace.
 //
 // Its contract:

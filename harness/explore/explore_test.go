@@ -44,7 +44,9 @@ func TestMoments(t *testing.T) {
 		trace record.Trace
 		from  int
 		armed []hooks.Hook
-		want  []string
+		// only are the explore line's only= matchers.
+		only []hooks.Matcher
+		want []string
 		// left are the moments left out, each "MOMENT = TWIN".
 		left []string
 	}{{
@@ -97,10 +99,29 @@ func TestMoments(t *testing.T) {
 		name:  "nothing after from",
 		trace: record.Trace{get(1, "controller", "web")},
 		from:  1,
+	}, {
+		// A call only= leaves out is no moment, but it comes between
+		// the two calls around it.
+		name:  "only one object",
+		trace: record.Trace{get(1, "controller", "web"), get(2, "controller", "db"), update(3, "controller", "web"), get(4, "controller", "web")},
+		only:  []hooks.Matcher{{Resource: "deployments", Name: "web"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st", "after controller get deployments/web 2nd"},
+		left: []string{"before controller get deployments/web 2nd = after controller update deployments/web 1st"},
+	}, {
+		name:  "only a resource, subresources included",
+		trace: record.Trace{get(1, "controller", "web"), exchange(2, "controller", "update", "webapps", "web", "1", 200, "OK", "2"), exchange(3, "controller", "update", "deployments", "web", "1", 200, "OK", "2")},
+		only:  []hooks.Matcher{{Resource: "deployments"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		name:  "only what no call is on",
+		trace: oneActor,
+		only:  []hooks.Matcher{{Resource: "configmaps"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kept, eq := moments(tc.trace, tc.from, tc.armed).kept()
+			kept, eq := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only)).kept()
 			var got, left []string
 			for _, m := range kept {
 				got = append(got, m.Trigger())
@@ -150,6 +171,7 @@ func TestJudge(t *testing.T) {
 	own := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "scale alice deployments/web 3", Message: `deployments.apps "web" not found`, Hook: hookAt(3), Tolerated: true}
 	setup := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "set d spec.x 1", Message: "no snapshot d", Hook: hookAt(1)}
 	one, two := []Hook{{}}, []Hook{{}, {}}
+	running := []Hook{{Moment: Moment{Actor: "kcm"}}}
 	tests := []struct {
 		name    string
 		hooks   []Hook
@@ -161,6 +183,8 @@ func TestJudge(t *testing.T) {
 		{"an invariant broke", one, false, []language.Failure{field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"a later moment never came", two, false, []language.Failure{never}, "n/a (a later moment never came)"},
 		{"a moment never came, at depth 1", one, false, []language.Failure{never}, "FAIL x.txtar:4: hook 1 (after controller get deployments/web 1st: annotate bob deployments/web t=1) never fired: no matching call was made after it was armed"},
+		{"a moment of an actor on its own never came", running, false, []language.Failure{never}, "n/a (the moment never came: kcm runs on its own, and made no such call in this run)"},
+		{"a moment of an actor on its own never came, and an invariant broke", running, false, []language.Failure{never, field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"an invariant broke, and a later moment never came", two, false, []language.Failure{field, never}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"the interferer failed", one, true, []language.Failure{own}, `n/a (interferer failed: deployments.apps "web" not found)`},
 		{"the interferer failed, and an invariant", one, false, []language.Failure{own, field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
@@ -170,7 +194,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			il := Interleaving{Hooks: tc.hooks, Failures: tc.fs}
-			judge(&il, tc.passed, []int{3, 4})
+			judge(&il, tc.passed, []int{3, 4}, map[string]bool{"kcm": true})
 			var got string
 			switch {
 			case il.Passed:
@@ -222,6 +246,7 @@ func TestMerge(t *testing.T) {
 		{"other interferers", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Interferers = []string{"scale alice deployments/web 3"} })}, "interferers: scale alice deployments/web 3, not annotate bob deployments/web t=1"},
 		{"other invariants", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Invariants = nil })}, "invariants: , not annotation deployments/web t=1"},
 		{"another depth", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Depth = 2 })}, "depth: 2, not 1"},
+		{"only some calls", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Only = []string{"configmaps"} })}, "only: configmaps, not every call"},
 		{"another variant", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Variant = "blind-update" })}, "teaching variant: blind-update, not none (the production controller)"},
 		{"without pruning", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Exhaustive = true })}, "pruning: every moment (exhaustive), not equivalent moments left out"},
 		{"other moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Moments = nil })}, "moments: , not after controller get webapps/web 1st"},

@@ -51,7 +51,10 @@ type learned struct {
 // first hook of a run. Later hooks (depth 2) see a run an earlier one has
 // changed, and with every a hook fires again after its first time: for
 // those, every moment counts (Explore).
-func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
+//
+// keep says which calls' moments count (only=): another call is no moment,
+// but it still comes between the two that it separates.
+func moments(tr record.Trace, from int, armed []hooks.Hook, keep func(hooks.Call) bool) learned {
 	watching := map[string]bool{}
 	for _, x := range tr.Exchanges() {
 		if x.Verb == "watch" {
@@ -72,7 +75,7 @@ func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
 		if x == nil || x.Seq <= from {
 			continue
 		}
-		if x.Verb == "watch" {
+		if x.Verb == "watch" || !keep(x.Call) {
 			lastSeq, fired = x.Seq, false
 			prev = nil
 			continue

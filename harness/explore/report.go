@@ -61,7 +61,12 @@ func (il Interleaving) InterfererFailed() bool {
 // when, at depth 2, a hook's moment never came, or when an interferer's
 // own action failed (it changed nothing the workload could trip on, and
 // the invariants held); and a pass when nothing failed.
-func judge(il *Interleaving, passed bool, heads []int) {
+//
+// At depth 1 a moment of an actor that runs on its own (onTheirOwn) may
+// not come either: its calls come when its informers and timers make
+// them, and a call the learning run saw (a lease renewed, a resync) need
+// not recur; that run is n/a too.
+func judge(il *Interleaving, passed bool, heads []int, onTheirOwn map[string]bool) {
 	var own, unfired, other []language.Failure
 	for _, f := range il.Failures {
 		_, line := language.SplitPos(hookArmed(f))
@@ -79,6 +84,9 @@ func judge(il *Interleaving, passed bool, heads []int) {
 		il.Failure = other[0].Summary()
 	case len(unfired) > 0 && len(il.Hooks) > 1:
 		il.NotApplicable, il.NotApplicableWhy = true, "a later moment never came"
+	case len(unfired) > 0 && len(il.Hooks) == 1 && onTheirOwn[il.Hooks[0].Moment.Actor]:
+		il.NotApplicable = true
+		il.NotApplicableWhy = "the moment never came: " + il.Hooks[0].Moment.Actor + " runs on its own, and made no such call in this run"
 	case len(unfired) > 0:
 		il.Failure = unfired[0].Summary()
 	case !passed:
@@ -111,6 +119,9 @@ type Report struct {
 	Interferers []string
 	Invariants  []string
 	Depth       int
+	// Only are the explore line's only= values: the resources and objects
+	// whose calls' moments were explored; every call's when empty.
+	Only []string `json:",omitempty"`
 	// Variant is the teaching variant explored (racekit explore --bug),
 	// "" for the production controller.
 	Variant string `json:",omitempty"`
@@ -174,6 +185,7 @@ func (r *Report) identity() [][2]string {
 		{"interferers", strings.Join(r.Interferers, "; ")},
 		{"invariants", strings.Join(r.Invariants, "; ")},
 		{"depth", strconv.Itoa(r.Depth)},
+		{"only", or(strings.Join(r.Only, ", "), "every call")},
 		{"teaching variant", or(r.Variant, "none (the production controller)")},
 		{"pruning", map[bool]string{false: "equivalent moments left out", true: "every moment (exhaustive)"}[r.Exhaustive]},
 		{"moments", strings.Join(ms, "; ")},
@@ -215,7 +227,7 @@ func Merge(shards ...*Report) (*Report, error) {
 		return nil, fmt.Errorf("merge: shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(first.Shard))
 	}
 	out := &Report{File: first.File, Script: first.Script, Workload: first.Workload, Interferers: first.Interferers, Invariants: first.Invariants,
-		Depth: first.Depth, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
+		Depth: first.Depth, Only: first.Only, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
 	seen := map[int]string{}
 	for _, r := range shards {
 		if err := sameExploration(first, r); err != nil {
