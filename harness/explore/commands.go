@@ -116,15 +116,19 @@ func (r *Report) Table() string {
 	if len(r.Only) > 0 {
 		workload += " (only " + strings.Join(r.Only, ", ") + ")"
 	}
+	equivalent := fmt.Sprintf("%d equivalent left out", r.Equivalent)
+	if len(r.Racing) > 0 {
+		equivalent += fmt.Sprintf(", %d racing a controller that runs on its own", len(r.Racing))
+	}
 	if r.Selected != "" {
-		fmt.Fprintf(&b, "explored %s, %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
-			workload, r.Selected, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s, %s: %d moments (%s), %d of %d interleavings at depth %d, %d failed\n",
+			workload, r.Selected, len(r.Moments), equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
 	} else if r.Shard != "" {
-		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
-			workload, r.Shard, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%s), %d of %d interleavings at depth %d, %d failed\n",
+			workload, r.Shard, len(r.Moments), equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
 	} else {
-		fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
-			workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s: %d moments (%s), %d interleavings at depth %d, %d failed\n",
+			workload, len(r.Moments), equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
 	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string

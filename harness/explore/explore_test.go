@@ -44,11 +44,14 @@ func TestMoments(t *testing.T) {
 		trace record.Trace
 		from  int
 		armed []hooks.Hook
-		// only are the explore line's only= matchers.
-		only []hooks.Matcher
-		want []string
-		// left are the moments left out, each "MOMENT = TWIN".
-		left []string
+		// only are the explore line's only= matchers; onTheirOwn the
+		// actors that ran on their own.
+		only       []hooks.Matcher
+		onTheirOwn map[string]bool
+		want       []string
+		// left are the moments left out, each "MOMENT = TWIN"; racing
+		// those left out as racing with an actor on its own.
+		left, racing []string
 	}{{
 		name:  "one actor: after a call is before the next",
 		trace: oneActor,
@@ -118,11 +121,33 @@ func TestMoments(t *testing.T) {
 		name:  "only what no call is on",
 		trace: oneActor,
 		only:  []hooks.Matcher{{Resource: "configmaps"}},
+	}, {
+		// The controller's watch brings it bob's update whenever the
+		// API server has made it: a hook after it races with what the
+		// controller does about it. Its own calls, and bob's read, do
+		// not race.
+		name:       "after another's write, a watcher on its own races",
+		trace:      record.Trace{watch(1, "controller"), get(2, "bob", "web"), update(3, "bob", "web"), get(4, "controller", "web"), update(5, "controller", "web")},
+		onTheirOwn: map[string]bool{"controller": true},
+		want: []string{"before bob get deployments/web 1st", "after bob get deployments/web 1st",
+			"before controller get deployments/web 1st", "after controller get deployments/web 1st", "before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+		left:   []string{"before bob update deployments/web 1st = after bob get deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st"},
+	}, {
+		name:       "an actor on its own that does not watch does not race",
+		trace:      record.Trace{update(1, "bob", "web"), get(2, "controller", "web")},
+		onTheirOwn: map[string]bool{"controller": true},
+		want:       []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st", "before controller get deployments/web 1st", "after controller get deployments/web 1st"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kept, eq := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only)).kept()
-			var got, left []string
+			l := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only), tc.onTheirOwn)
+			kept, eq := l.kept()
+			var got, left, racing []string
+			for _, m := range l.racing {
+				racing = append(racing, m.Trigger())
+			}
+			assert.DeepEqual(t, racing, tc.racing)
 			for _, m := range kept {
 				got = append(got, m.Trigger())
 			}
@@ -247,6 +272,7 @@ func TestMerge(t *testing.T) {
 		{"other invariants", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Invariants = nil })}, "invariants: , not annotation deployments/web t=1"},
 		{"another depth", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Depth = 2 })}, "depth: 2, not 1"},
 		{"only some calls", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Only = []string{"configmaps"} })}, "only: configmaps, not every call"},
+		{"racing moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Racing = ms })}, "racing moments: after controller get webapps/web 1st, not none"},
 		{"another variant", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Variant = "blind-update" })}, "teaching variant: blind-update, not none (the production controller)"},
 		{"without pruning", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Exhaustive = true })}, "pruning: every moment (exhaustive), not equivalent moments left out"},
 		{"other moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Moments = nil })}, "moments: , not after controller get webapps/web 1st"},

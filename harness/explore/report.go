@@ -134,6 +134,10 @@ type Report struct {
 	Moments    []Moment
 	Equivalent int
 	LeftOut    []Equivalence `json:",omitempty"`
+	// Racing are the moments left out because they race with a
+	// controller that runs on its own: after another actor's write,
+	// which its watch may bring it before the hook there runs, or after.
+	Racing []Moment `json:",omitempty"`
 	// Total counts the exploration's runs; Interleavings holds those this
 	// report ran (all of them, or a shard's), in the order of the moments,
 	// then interferers.
@@ -174,9 +178,12 @@ func (r *Report) identity() [][2]string {
 	for _, m := range r.Moments {
 		ms = append(ms, m.Trigger())
 	}
-	var eq []string
+	var eq, racing []string
 	for _, e := range r.LeftOut {
 		eq = append(eq, e.Moment.Trigger()+" = "+e.Twin.Trigger())
+	}
+	for _, m := range r.Racing {
+		racing = append(racing, m.Trigger())
 	}
 	return [][2]string{
 		{"file", filepath.Base(r.File)},
@@ -190,6 +197,7 @@ func (r *Report) identity() [][2]string {
 		{"pruning", map[bool]string{false: "equivalent moments left out", true: "every moment (exhaustive)"}[r.Exhaustive]},
 		{"moments", strings.Join(ms, "; ")},
 		{"equivalent moments", or(strings.Join(eq, "; "), "none")},
+		{"racing moments", or(strings.Join(racing, "; "), "none")},
 		{"runs", strconv.Itoa(r.Total)},
 	}
 }
@@ -227,7 +235,7 @@ func Merge(shards ...*Report) (*Report, error) {
 		return nil, fmt.Errorf("merge: shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(first.Shard))
 	}
 	out := &Report{File: first.File, Script: first.Script, Workload: first.Workload, Interferers: first.Interferers, Invariants: first.Invariants,
-		Depth: first.Depth, Only: first.Only, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
+		Depth: first.Depth, Only: first.Only, Racing: first.Racing, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
 	seen := map[int]string{}
 	for _, r := range shards {
 		if err := sameExploration(first, r); err != nil {

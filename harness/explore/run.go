@@ -103,6 +103,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	rep.Moments, rep.LeftOut = l.kept()
 	rep.Equivalent = len(rep.LeftOut)
+	rep.Racing = l.racing
 	rep.Learning = l.rows
 	runs, err := e.plan(l)
 	if err != nil {
@@ -213,7 +214,7 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 	if !res.Passed {
 		return learned{}, fmt.Errorf("%w: the script up to the workload, and the workload alone, with no interferer, fail:\n%s", errLearning, res.Log)
 	}
-	l := moments(tr, from, armed, keepOnly(only))
+	l := moments(tr, from, armed, keepOnly(only), e.onTheirOwn)
 	switch {
 	case len(l.all) == 0 && len(e.only) > 0:
 		return learned{}, fmt.Errorf("%s:%d: the workload %q made no call on %s: there is no moment to explore", filepath.Base(e.file), e.at+1, e.workload, strings.Join(e.only, " or "))
