@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -43,6 +44,14 @@ func runningControllers() []*Controller {
 		}},
 		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(testctrl.Busy)},
 		{Name: "informer", Scheme: kscheme.Scheme, For: &appsv1.Deployment{}, Run: run(testctrl.InformDeployments)},
+		// The mover deletes one ConfigMap, then creates another: a crash
+		// between the two loses a value. The safe mover creates first.
+		{Name: "mover", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
+			return testctrl.Move(ctx, cfg, ns, false)
+		})},
+		{Name: "mover-safe", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
+			return testctrl.Move(ctx, cfg, ns, true)
+		})},
 	}
 }
 
@@ -56,7 +65,7 @@ func runChild() bool {
 	switch os.Getenv(childEnv) {
 	case "":
 		return false
-	case "watcher", "watcher-protobuf":
+	case "watcher", "watcher-protobuf", "mover", "mover-safe":
 		// What a controller's main does: a kubeconfig, a namespace, and
 		// a context that SIGTERM ends.
 		cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -73,8 +82,13 @@ func runChild() bool {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
-		fmt.Println("watching configmaps in", os.Getenv("NAMESPACE"))
-		if err := testctrl.WatchConfigMaps(ctx, cfg, os.Getenv("NAMESPACE")); err != nil {
+		ns := os.Getenv("NAMESPACE")
+		fmt.Println(os.Getenv(childEnv), "watching configmaps in", ns)
+		run := func() error { return testctrl.WatchConfigMaps(ctx, cfg, ns) }
+		if child := os.Getenv(childEnv); strings.HasPrefix(child, "mover") {
+			run = func() error { return testctrl.Move(ctx, cfg, ns, child == "mover-safe") }
+		}
+		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -28,11 +29,6 @@ var controllerCommands = []*language.Command{
 		Name: "settle", Args: "[CONTROLLER] RESOURCE/NAME [max=N] [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 5,
 		Summary: "reconcile the object again while Reconcile returns an error or asks to be requeued, as a workqueue would but without its delays, at most N times (default " + strconv.Itoa(defaultSettle) + "); fails, naming the loop, when it never settles; every attempt is in the trace",
 		Run:     runSettle,
-	},
-	{
-		Name: "crash", Args: "CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
-		Summary:  "as a hook's action: kill the controller's reconcile at this moment, as a killed process would: the call in flight is not sent (before) or its answer is lost (after), every later call of that reconcile fails, and its instance (client, cache, memory) is thrown away; the reconcile returns nothing (result CONTROLLER crashed), so reconcile and ! reconcile fail on it, try reconcile goes on, and settle, like the next reconcile, starts a fresh instance; with explore, with crash CONTROLLER tries every moment",
-		Hookable: true, Run: runCrash,
 	},
 	{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error|crashed [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
@@ -330,7 +326,21 @@ func CachedBy(sc *language.Scenario, actor, resource string) (string, bool) {
 // errCrashed is what a crashed reconcile's calls fail with, wrapped.
 var errCrashed = errors.New("crashed")
 
-func runCrash(sc *language.Scenario, inv language.Invocation) error {
+// Reconciling reports whether ctx, the context of the call that fired a
+// hook, belongs to a reconcile of the controller called name: what crash
+// kills then is that reconcile (CrashReconcile).
+func Reconciling(ctx context.Context, name string) bool {
+	b := budgetOf(ctx)
+	return b != nil && b.in.Controller.Name == name
+}
+
+// CrashReconcile is crash CONTROLLER [as ACTOR] for a registered
+// controller's reconcile, as a hook's action: the reconcile that made the
+// call which fired the hook is killed at that moment (its calls fail from
+// then on, and its instance is thrown away). The crash command itself is
+// package running's, which also crashes what start and spawn run, and
+// calls this for a reconcile.
+func CrashReconcile(sc *language.Scenario, inv language.Invocation) error {
 	c, err := controller(sc, inv.Args[0])
 	if err != nil {
 		return err

@@ -53,9 +53,10 @@ func Registry(ctrls []*Controller) (map[string]*Controller, error) {
 }
 
 // Extension returns the extension that races registry's controllers one
-// reconcile at a time: reconcile, settle, result and crash,
-// and the referee's assertions, which judge each reconcile's span of the
-// trace. After each hook action, every cached controller's cache takes in
+// reconcile at a time: reconcile, settle and result, and the referee's
+// assertions, which judge each reconcile's span of the trace (crash, hold
+// and release, which also act on a reconcile and a cache, are package
+// running's). After each hook action, every cached controller's cache takes in
 // the action's writes. err, Registry's error, fails every scenario as it
 // starts.
 func Extension(registry map[string]*Controller, err error) *language.Extension {

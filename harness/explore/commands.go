@@ -11,8 +11,8 @@ import (
 
 var commands = []*language.Command{
 	{
-		Name: "explore", Args: "[depth=N] COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "explore the workload COMMAND (a reconcile, a settle or a writer command) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments",
+		Name: "explore", Args: "[depth=N] [only=RESOURCE[/NAME]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Summary: "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource or object (several only= add up)",
 		Run:     runExplore,
 	},
 	{
@@ -112,15 +112,23 @@ func testFlag(name string) string {
 // outcome and 409s, after a line that says what was explored.
 func (r *Report) Table() string {
 	var b strings.Builder
+	workload := r.Workload
+	if len(r.Only) > 0 {
+		workload += " (only " + strings.Join(r.Only, ", ") + ")"
+	}
+	equivalent := fmt.Sprintf("%d equivalent left out", r.Equivalent)
+	if len(r.Racing) > 0 {
+		equivalent += fmt.Sprintf(", %d racing a controller that runs on its own", len(r.Racing))
+	}
 	if r.Selected != "" {
-		fmt.Fprintf(&b, "explored %s, %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
-			r.Workload, r.Selected, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s, %s: %d moments (%s), %d of %d interleavings at depth %d, %d failed\n",
+			workload, r.Selected, len(r.Moments), equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
 	} else if r.Shard != "" {
-		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%d equivalent left out), %d of %d interleavings at depth %d, %d failed\n",
-			r.Workload, r.Shard, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s, shard %s: %d moments (%s), %d of %d interleavings at depth %d, %d failed\n",
+			workload, r.Shard, len(r.Moments), equivalent, len(r.Interleavings), r.Total, r.Depth, len(r.Failed()))
 	} else {
-		fmt.Fprintf(&b, "explored %s: %d moments (%d equivalent left out), %d interleavings at depth %d, %d failed\n",
-			r.Workload, len(r.Moments), r.Equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
+		fmt.Fprintf(&b, "explored %s: %d moments (%s), %d interleavings at depth %d, %d failed\n",
+			workload, len(r.Moments), equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
 	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string

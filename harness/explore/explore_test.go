@@ -44,9 +44,14 @@ func TestMoments(t *testing.T) {
 		trace record.Trace
 		from  int
 		armed []hooks.Hook
-		want  []string
-		// left are the moments left out, each "MOMENT = TWIN".
-		left []string
+		// only are the explore line's only= matchers; onTheirOwn the
+		// actors that ran on their own.
+		only       []hooks.Matcher
+		onTheirOwn map[string]bool
+		want       []string
+		// left are the moments left out, each "MOMENT = TWIN"; racing
+		// those left out as racing with an actor on its own.
+		left, racing []string
 	}{{
 		name:  "one actor: after a call is before the next",
 		trace: oneActor,
@@ -97,11 +102,52 @@ func TestMoments(t *testing.T) {
 		name:  "nothing after from",
 		trace: record.Trace{get(1, "controller", "web")},
 		from:  1,
+	}, {
+		// A call only= leaves out is no moment, but it comes between
+		// the two calls around it.
+		name:  "only one object",
+		trace: record.Trace{get(1, "controller", "web"), get(2, "controller", "db"), update(3, "controller", "web"), get(4, "controller", "web")},
+		only:  []hooks.Matcher{{Resource: "deployments", Name: "web"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st", "after controller get deployments/web 2nd"},
+		left: []string{"before controller get deployments/web 2nd = after controller update deployments/web 1st"},
+	}, {
+		name:  "only a resource, subresources included",
+		trace: record.Trace{get(1, "controller", "web"), exchange(2, "controller", "update", "webapps", "web", "1", 200, "OK", "2"), exchange(3, "controller", "update", "deployments", "web", "1", 200, "OK", "2")},
+		only:  []hooks.Matcher{{Resource: "deployments"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		name:  "only what no call is on",
+		trace: oneActor,
+		only:  []hooks.Matcher{{Resource: "configmaps"}},
+	}, {
+		// The controller's watch brings it bob's update whenever the
+		// API server has made it: a hook after it races with what the
+		// controller does about it. Its own calls, and bob's read, do
+		// not race.
+		name:       "after another's write, a watcher on its own races",
+		trace:      record.Trace{watch(1, "controller"), get(2, "bob", "web"), update(3, "bob", "web"), get(4, "controller", "web"), update(5, "controller", "web")},
+		onTheirOwn: map[string]bool{"controller": true},
+		want: []string{"before bob get deployments/web 1st", "after bob get deployments/web 1st",
+			"before controller get deployments/web 1st", "after controller get deployments/web 1st", "before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+		left:   []string{"before bob update deployments/web 1st = after bob get deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st"},
+	}, {
+		name:       "an actor on its own that does not watch does not race",
+		trace:      record.Trace{update(1, "bob", "web"), get(2, "controller", "web")},
+		onTheirOwn: map[string]bool{"controller": true},
+		want:       []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st", "before controller get deployments/web 1st", "after controller get deployments/web 1st"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kept, eq := moments(tc.trace, tc.from, tc.armed).kept()
-			var got, left []string
+			l := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only), tc.onTheirOwn)
+			kept, eq := l.kept()
+			var got, left, racing []string
+			for _, m := range l.racing {
+				racing = append(racing, m.Trigger())
+			}
+			assert.DeepEqual(t, racing, tc.racing)
 			for _, m := range kept {
 				got = append(got, m.Trigger())
 			}
@@ -150,6 +196,7 @@ func TestJudge(t *testing.T) {
 	own := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "scale alice deployments/web 3", Message: `deployments.apps "web" not found`, Hook: hookAt(3), Tolerated: true}
 	setup := language.Failure{Kind: language.FailHookAction, File: "x.txtar", Line: 5, Command: "set d spec.x 1", Message: "no snapshot d", Hook: hookAt(1)}
 	one, two := []Hook{{}}, []Hook{{}, {}}
+	running := []Hook{{Moment: Moment{Actor: "kcm"}}}
 	tests := []struct {
 		name    string
 		hooks   []Hook
@@ -161,6 +208,8 @@ func TestJudge(t *testing.T) {
 		{"an invariant broke", one, false, []language.Failure{field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"a later moment never came", two, false, []language.Failure{never}, "n/a (a later moment never came)"},
 		{"a moment never came, at depth 1", one, false, []language.Failure{never}, "FAIL x.txtar:4: hook 1 (after controller get deployments/web 1st: annotate bob deployments/web t=1) never fired: no matching call was made after it was armed"},
+		{"a moment of an actor on its own never came", running, false, []language.Failure{never}, "n/a (the moment never came: kcm runs on its own, and made no such call in this run)"},
+		{"a moment of an actor on its own never came, and an invariant broke", running, false, []language.Failure{never, field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"an invariant broke, and a later moment never came", two, false, []language.Failure{field, never}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
 		{"the interferer failed", one, true, []language.Failure{own}, `n/a (interferer failed: deployments.apps "web" not found)`},
 		{"the interferer failed, and an invariant", one, false, []language.Failure{own, field}, "FAIL x.txtar:9: field deployments/web spec.replicas 2: got 1\nrule broken: the update sent no resourceVersion (blind update)"},
@@ -170,7 +219,7 @@ func TestJudge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			il := Interleaving{Hooks: tc.hooks, Failures: tc.fs}
-			judge(&il, tc.passed, []int{3, 4})
+			judge(&il, tc.passed, []int{3, 4}, map[string]bool{"kcm": true})
 			var got string
 			switch {
 			case il.Passed:
@@ -222,6 +271,8 @@ func TestMerge(t *testing.T) {
 		{"other interferers", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Interferers = []string{"scale alice deployments/web 3"} })}, "interferers: scale alice deployments/web 3, not annotate bob deployments/web t=1"},
 		{"other invariants", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Invariants = nil })}, "invariants: , not annotation deployments/web t=1"},
 		{"another depth", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Depth = 2 })}, "depth: 2, not 1"},
+		{"only some calls", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Only = []string{"configmaps"} })}, "only: configmaps, not every call"},
+		{"racing moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Racing = ms })}, "racing moments: after controller get webapps/web 1st, not none"},
 		{"another variant", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Variant = "blind-update" })}, "teaching variant: blind-update, not none (the production controller)"},
 		{"without pruning", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Exhaustive = true })}, "pruning: every moment (exhaustive), not equivalent moments left out"},
 		{"other moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Moments = nil })}, "moments: , not after controller get webapps/web 1st"},

@@ -14,10 +14,12 @@ type Equivalence struct {
 
 // learned is what the learning run says about the workload's moments:
 // every moment, in order, and for each the index of the moment it is
-// equivalent to (its own when it is its own).
+// equivalent to (its own when it is its own); and the moments left out
+// because they race with a controller that runs on its own.
 type learned struct {
-	all  []Moment
-	twin []int
+	all    []Moment
+	twin   []int
+	racing []Moment
 	// rows are the learning run's trace from the workload's first call
 	// on (Report.Learning).
 	rows []record.Row
@@ -51,12 +53,33 @@ type learned struct {
 // first hook of a run. Later hooks (depth 2) see a run an earlier one has
 // changed, and with every a hook fires again after its first time: for
 // those, every moment counts (Explore).
-func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
+//
+// keep says which calls' moments count (only=): another call is no moment,
+// but it still comes between the two that it separates.
+//
+// The moment after a write races with every other actor that runs on its
+// own (onTheirOwn) and watches: its watch brings it the write as soon as
+// the API server has made it, so it may act before a hook at the writer's
+// after point has, or after, from run to run. Those moments are left out
+// (racing); the moment before the write, and the watcher's own calls, are
+// not.
+func moments(tr record.Trace, from int, armed []hooks.Hook, keep func(hooks.Call) bool, onTheirOwn map[string]bool) learned {
 	watching := map[string]bool{}
 	for _, x := range tr.Exchanges() {
 		if x.Verb == "watch" {
 			watching[x.Actor] = true
 		}
+	}
+	races := func(x *record.Exchange) bool {
+		if !record.WriteVerbs[x.Verb] && x.Verb != "deletecollection" {
+			return false
+		}
+		for a := range onTheirOwn {
+			if a != x.Actor && watching[a] {
+				return true
+			}
+		}
+		return false
 	}
 	occ := map[string]int{}
 	var l learned
@@ -72,7 +95,7 @@ func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
 		if x == nil || x.Seq <= from || x.Foreign {
 			continue
 		}
-		if x.Verb == "watch" {
+		if x.Verb == "watch" || !keep(x.Call) {
 			lastSeq, fired = x.Seq, false
 			prev = nil
 			continue
@@ -87,6 +110,11 @@ func moments(tr record.Trace, from int, armed []hooks.Hook) learned {
 			l.twin = append(l.twin, len(l.all)-2) // the previous call's after
 		} else {
 			l.twin = append(l.twin, len(l.all)-1)
+		}
+		if races(x) {
+			l.racing = append(l.racing, after)
+			prev, lastSeq, fired = nil, x.Seq, false
+			continue
 		}
 		l.all = append(l.all, after)
 		l.twin = append(l.twin, len(l.all)-1)

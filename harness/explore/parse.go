@@ -52,6 +52,13 @@ type exploration struct {
 	interferers []interferer
 	withAt      []int
 	depth       int
+	// only are the explore line's only= values: the resources and
+	// objects whose calls' moments count (only.go); all calls' when
+	// empty.
+	only []string
+	// onTheirOwn are the actors that ran on their own in the learning
+	// run (start, spawn), whose calls need not recur from run to run.
+	onTheirOwn map[string]bool
 	// content is the file as read, for the exploration's identity
 	// (Report.Script).
 	content []byte
@@ -171,20 +178,40 @@ func parseExploration(file string, cmds map[string]*language.Command) (*explorat
 	return e, nil
 }
 
-// parseExplore reads the explore line at index i, at pos: its depth and its
-// workload, which must be a command that can be one.
+// parseExplore reads the explore line at index i, at pos: its depth, its
+// only= values and its workload, which must be a command that can be one.
 func (e *exploration) parseExplore(i int, line string, cmds map[string]*language.Command, pos string) error {
 	e.at = i
 	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "explore"))
-	if d, after, ok := strings.Cut(rest, " "); ok && strings.HasPrefix(d, "depth=") {
-		n, err := strconv.Atoi(strings.TrimPrefix(d, "depth="))
-		if err != nil || n < 1 || n > MaxDepth {
-			return fmt.Errorf("%s: bad %q: want depth=1 or depth=2", pos, d)
+	depth := false
+	for {
+		opt, after, _ := strings.Cut(rest, " ")
+		switch {
+		case strings.HasPrefix(opt, "depth=") && depth:
+			return fmt.Errorf("%s: depth= given twice", pos)
+		case strings.HasPrefix(opt, "depth="):
+			n, err := strconv.Atoi(strings.TrimPrefix(opt, "depth="))
+			if err != nil || n < 1 || n > MaxDepth {
+				return fmt.Errorf("%s: bad %q: want depth=1 or depth=2", pos, opt)
+			}
+			e.depth, depth = n, true
+		case strings.HasPrefix(opt, "only="):
+			v := strings.TrimPrefix(opt, "only=")
+			if err := parseOnly(v, pos); err != nil {
+				return err
+			}
+			e.only = append(e.only, v)
+		default:
+			return e.parseWorkload(rest, cmds, pos)
 		}
-		e.depth, rest = n, strings.TrimSpace(after)
+		rest = strings.TrimSpace(after)
 	}
+}
+
+// parseWorkload reads the explore line's workload, rest, at pos.
+func (e *exploration) parseWorkload(rest string, cmds map[string]*language.Command, pos string) error {
 	if rest == "" {
-		return fmt.Errorf("%s: explore names no workload: want explore [depth=N] COMMAND ARGS..., such as explore reconcile webapps/web", pos)
+		return fmt.Errorf("%s: explore names no workload: want explore [depth=N] [only=RESOURCE[/NAME]]... COMMAND ARGS..., such as explore reconcile webapps/web", pos)
 	}
 	wf := strings.Fields(rest)
 	c, ok := cmds[wf[0]]
@@ -194,7 +221,11 @@ func (e *exploration) parseExplore(i int, line string, cmds map[string]*language
 	case !ok:
 		return fmt.Errorf("%s: unknown workload command %q%s", pos, wf[0], language.Suggest(wf[0], language.CommandNames(cmds)))
 	case c.Group == "assert" || c.Group == "run" || wf[0] == "explore" || wf[0] == "with" || wf[0] == "on":
-		return fmt.Errorf("%s: %s cannot be a workload: a workload is a reconcile, a settle or a writer command", pos, wf[0])
+		return fmt.Errorf("%s: %s cannot be a workload: a workload is a reconcile, a settle, a writer command, or a do of such commands and waits (do create job.yaml ; await controller update configmaps/job 200)", pos, wf[0])
+	case wf[0] == "do":
+		if err := language.CheckDo(cmds, language.SplitWords(rest)[1:], false); err != nil {
+			return fmt.Errorf("%s: explore's workload: %s", pos, strings.TrimPrefix(err.Error(), "usage: "))
+		}
 	}
 	e.workload = rest
 	return nil
@@ -224,6 +255,11 @@ func (e *exploration) parseWith(i int, line string, cmds map[string]*language.Co
 		return fmt.Errorf("%s: unknown interferer command %q%s", pos, name, language.Suggest(name, language.CommandNames(cmds)))
 	case !c.Hookable:
 		return fmt.Errorf("%s: %s cannot interfere: an interferer runs as a hook's action, and these can: %s", pos, name, strings.Join(language.Hookable(cmds), ", "))
+	case name == "do":
+		words := language.SplitWords(strings.TrimPrefix(in, "!"))
+		if err := language.CheckDo(cmds, words[1:], true); err != nil {
+			return fmt.Errorf("%s: the interferer: %s", pos, strings.TrimPrefix(err.Error(), "usage: "))
+		}
 	}
 	e.interferers = append(e.interferers, interferer{cmd: in, every: every})
 	e.withAt = append(e.withAt, i)

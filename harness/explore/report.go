@@ -61,7 +61,12 @@ func (il Interleaving) InterfererFailed() bool {
 // when, at depth 2, a hook's moment never came, or when an interferer's
 // own action failed (it changed nothing the workload could trip on, and
 // the invariants held); and a pass when nothing failed.
-func judge(il *Interleaving, passed bool, heads []int) {
+//
+// At depth 1 a moment of an actor that runs on its own (onTheirOwn) may
+// not come either: its calls come when its informers and timers make
+// them, and a call the learning run saw (a lease renewed, a resync) need
+// not recur; that run is n/a too.
+func judge(il *Interleaving, passed bool, heads []int, onTheirOwn map[string]bool) {
 	var own, unfired, other []language.Failure
 	for _, f := range il.Failures {
 		_, line := language.SplitPos(hookArmed(f))
@@ -79,6 +84,9 @@ func judge(il *Interleaving, passed bool, heads []int) {
 		il.Failure = other[0].Summary()
 	case len(unfired) > 0 && len(il.Hooks) > 1:
 		il.NotApplicable, il.NotApplicableWhy = true, "a later moment never came"
+	case len(unfired) > 0 && len(il.Hooks) == 1 && onTheirOwn[il.Hooks[0].Moment.Actor]:
+		il.NotApplicable = true
+		il.NotApplicableWhy = "the moment never came: " + il.Hooks[0].Moment.Actor + " runs on its own, and made no such call in this run"
 	case len(unfired) > 0:
 		il.Failure = unfired[0].Summary()
 	case !passed:
@@ -111,6 +119,9 @@ type Report struct {
 	Interferers []string
 	Invariants  []string
 	Depth       int
+	// Only are the explore line's only= values: the resources and objects
+	// whose calls' moments were explored; every call's when empty.
+	Only []string `json:",omitempty"`
 	// Variant is the teaching variant explored (racekit explore --bug),
 	// "" for the production controller.
 	Variant string `json:",omitempty"`
@@ -123,6 +134,10 @@ type Report struct {
 	Moments    []Moment
 	Equivalent int
 	LeftOut    []Equivalence `json:",omitempty"`
+	// Racing are the moments left out because they race with a
+	// controller that runs on its own: after another actor's write,
+	// which its watch may bring it before the hook there runs, or after.
+	Racing []Moment `json:",omitempty"`
 	// Total counts the exploration's runs; Interleavings holds those this
 	// report ran (all of them, or a shard's), in the order of the moments,
 	// then interferers.
@@ -163,9 +178,12 @@ func (r *Report) identity() [][2]string {
 	for _, m := range r.Moments {
 		ms = append(ms, m.Trigger())
 	}
-	var eq []string
+	var eq, racing []string
 	for _, e := range r.LeftOut {
 		eq = append(eq, e.Moment.Trigger()+" = "+e.Twin.Trigger())
+	}
+	for _, m := range r.Racing {
+		racing = append(racing, m.Trigger())
 	}
 	return [][2]string{
 		{"file", filepath.Base(r.File)},
@@ -174,10 +192,12 @@ func (r *Report) identity() [][2]string {
 		{"interferers", strings.Join(r.Interferers, "; ")},
 		{"invariants", strings.Join(r.Invariants, "; ")},
 		{"depth", strconv.Itoa(r.Depth)},
+		{"only", or(strings.Join(r.Only, ", "), "every call")},
 		{"teaching variant", or(r.Variant, "none (the production controller)")},
 		{"pruning", map[bool]string{false: "equivalent moments left out", true: "every moment (exhaustive)"}[r.Exhaustive]},
 		{"moments", strings.Join(ms, "; ")},
 		{"equivalent moments", or(strings.Join(eq, "; "), "none")},
+		{"racing moments", or(strings.Join(racing, "; "), "none")},
 		{"runs", strconv.Itoa(r.Total)},
 	}
 }
@@ -215,7 +235,7 @@ func Merge(shards ...*Report) (*Report, error) {
 		return nil, fmt.Errorf("merge: shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(first.Shard))
 	}
 	out := &Report{File: first.File, Script: first.Script, Workload: first.Workload, Interferers: first.Interferers, Invariants: first.Invariants,
-		Depth: first.Depth, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
+		Depth: first.Depth, Only: first.Only, Racing: first.Racing, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
 	seen := map[int]string{}
 	for _, r := range shards {
 		if err := sameExploration(first, r); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/running"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -87,7 +88,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	cp.OnInterrupt(func() { os.RemoveAll(dir) })
 	sum := sha256.Sum256(e.content)
 	rep := &Report{File: file, Script: hex.EncodeToString(sum[:]), Workload: e.workload, Invariants: e.invariants(),
-		Depth: e.depth, Variant: xo.Variant, Exhaustive: xo.Exhaustive}
+		Depth: e.depth, Only: e.only, Variant: xo.Variant, Exhaustive: xo.Exhaustive}
 	for _, in := range e.interferers {
 		rep.Interferers = append(rep.Interferers, in.line())
 	}
@@ -102,6 +103,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	rep.Moments, rep.LeftOut = l.kept()
 	rep.Equivalent = len(rep.LeftOut)
+	rep.Racing = l.racing
 	rep.Learning = l.rows
 	runs, err := e.plan(l)
 	if err != nil {
@@ -185,6 +187,9 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 	var from int
 	var tr record.Trace
 	var armed []hooks.Hook
+	var only []hooks.Matcher
+	var onlyErr error
+	e.onTheirOwn = map[string]bool{}
 	lopts := opts
 	lopts.Done = func(sc *language.Scenario) {
 		st := stateKey.Of(sc)
@@ -195,13 +200,25 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 			armed = append(armed, a.Hook)
 		}
 		tr = sc.Trace()
+		for _, a := range running.OnTheirOwn(sc) {
+			e.onTheirOwn[a] = true
+		}
+		// The resources a scenario knows include the services its
+		// controllers call, which its Setup declares.
+		only, onlyErr = matchOnly(sc, e.only)
 	}
 	res := language.RunScript(ctx, cp, lopts, dir, e.file, e.script([]string{"explore-from"}, false))
+	if onlyErr != nil {
+		return learned{}, fmt.Errorf("%s:%d: %w", filepath.Base(e.file), e.at+1, onlyErr)
+	}
 	if !res.Passed {
 		return learned{}, fmt.Errorf("%w: the script up to the workload, and the workload alone, with no interferer, fail:\n%s", errLearning, res.Log)
 	}
-	l := moments(tr, from, armed)
-	if len(l.all) == 0 {
+	l := moments(tr, from, armed, keepOnly(only), e.onTheirOwn)
+	switch {
+	case len(l.all) == 0 && len(e.only) > 0:
+		return learned{}, fmt.Errorf("%s:%d: the workload %q made no call on %s: there is no moment to explore", filepath.Base(e.file), e.at+1, e.workload, strings.Join(e.only, " or "))
+	case len(l.all) == 0:
 		return learned{}, fmt.Errorf("%s:%d: the workload %q made no call: there is no moment to explore", filepath.Base(e.file), e.at+1, e.workload)
 	}
 	for _, r := range tr.Rows() {
@@ -350,6 +367,6 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 			il.Conflicts++
 		}
 	}
-	judge(&il, res.Passed, opts.Interferers)
+	judge(&il, res.Passed, opts.Interferers, e.onTheirOwn)
 	return il
 }

@@ -67,6 +67,11 @@ func runOn(sc *Scenario, inv Invocation) error {
 	if neg && cmd.Negation == NoNegation {
 		return usageErr("action %s does not take \"!\"", cmd.Name)
 	}
+	if cmd.Name == "do" {
+		if err := CheckDo(sc.run.cmds, args, true); err != nil {
+			return err
+		}
+	}
 	label := strings.Join(action, " ")
 	if neg {
 		label = "! " + label

@@ -209,10 +209,10 @@ func Table(exts []*Extension, extra []*Command) (map[string]*Command, error) {
 }
 
 // Builtins returns the language's own commands: setup, writers, hooks,
-// the assertions on the wire and on objects, and try and repeat.
+// the assertions on the wire and on objects, and try, repeat and do.
 func Builtins() []*Command {
 	var out []*Command
-	for _, cs := range [][]*Command{actorCommands, writeCommands, onCommands, assertCommands, flowCommands} {
+	for _, cs := range [][]*Command{actorCommands, writeCommands, onCommands, assertCommands, flowCommands, doCommands} {
 		out = append(out, cs...)
 	}
 	return out

@@ -13,7 +13,7 @@ import (
 var flowCommands = []*Command{
 	{
 		Name: "try", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, that a crash killed, or that is stopped as an unbounded retry), so that the invariants, not the workload's error, judge each one",
+		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, that a crash killed, or that is stopped as an unbounded retry; an await that a crash of what it waits for cuts short), so that the invariants, not the workload's error, judge each one",
 		Hookable: true, Run: runTry,
 	},
 	{
@@ -32,14 +32,15 @@ type Tried interface {
 }
 
 // Workload returns the command called name for by (try, repeat, explore),
-// which run a workload or a writer: not an assertion, nor a command that
-// runs on its own, nor explore and its lines, nor another try or repeat.
+// which run a workload or a writer: not an assertion, nor explore and its
+// lines, nor another try or repeat, nor, but for try, a command about what
+// runs on its own (try await goes on after a crash cut the wait short).
 func (sc *Scenario) Workload(by, name string) (*Command, error) {
 	cmd, ok := sc.run.cmds[name]
 	switch {
 	case !ok:
 		return nil, usageErr("unknown command %q%s", name, suggest(name, sc.CommandNames()))
-	case cmd.Group == "assert" || cmd.Group == "run" || slices.Contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
+	case cmd.Group == "assert" || cmd.Group == "run" && by != "try" || slices.Contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
 		return nil, usageErr("%s runs a workload or a writer, not %s", by, cmd.Name)
 	}
 	return cmd, nil

@@ -34,6 +34,9 @@ type Flight struct {
 	since time.Time
 }
 
+// Call returns the call in flight.
+func (fl Flight) Call() hooks.Call { return fl.call }
+
 // Wrap is for rest.Config.Wrap, outside the hooks: it counts actor's calls
 // in flight. A watch counts until its response's headers are in, as the
 // recorder's does: an open watch is no call in flight.

@@ -20,8 +20,8 @@ import (
 var waitCommands = []*language.Command{
 	{
 		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
-		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409: what a running controller must do, waited for as it happens on the wire; " +
-			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, or halted: the message says which), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
+		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409, and none that match is in flight, its after-hooks' actions included: what a running controller must do, waited for as it happens on the wire; " +
+			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, halted or crashed: the message says which; a restart's new life is waited for), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	},
 	{
@@ -98,11 +98,13 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 		if err := viewFailure(sc, trig.Match.Actor); err != nil {
 			return false, fmt.Errorf("awaited %s, but %w\n%s", want, err, sc.Trace().Tail(15))
 		}
-		if n >= count {
+		if m := flying(sc, trig.Match); n-m >= count {
 			return true, nil
+		} else if n >= count {
+			return false, nil // done once the calls in flight are
 		}
 		if l := lifeOf(sc, trig.Match.Actor); l != nil {
-			if done, _ := l.ended(); done {
+			if done, _ := l.ended(); (done || l.crash.at() != "") && !l.crash.restarting() {
 				return false, fmt.Errorf("awaited %s, but %s\n%s", want, l.describe(), sc.Trace().Tail(15))
 			}
 		}
@@ -113,6 +115,23 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	}, func() error {
 		return fmt.Errorf("awaited %s for %v: %s\n%s", want, within, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
 	})
+}
+
+// flying counts the calls that m matches and that are in flight, hooks and
+// all. The recorder, inside the hooks, notes an answer before the
+// after-hooks run, so await counts a call only once it is done: a hook's
+// action at its after point (a crash, a restart) has happened by the time
+// the script goes on. A call not answered yet counts too, which can only
+// make await wait for it.
+func flying(sc *language.Scenario, m hooks.Matcher) int {
+	fs, _ := sc.InFlight().Of(m.Actor)
+	n := 0
+	for _, fl := range fs {
+		if m.Matches(fl.Call()) {
+			n++
+		}
+	}
+	return n
 }
 
 // waitFor waits until done reports true or an error, waking at each
@@ -224,7 +243,6 @@ func runIdle(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	l := r.last()
 	// A timer for the end of the current quiet period, made afresh after
 	// each change: the next call moves the period on.
 	var quietEnd *time.Timer
@@ -238,15 +256,21 @@ func runIdle(sc *language.Scenario, inv language.Invocation) error {
 	defer deadline.Stop()
 	for {
 		changed, flew := sc.Recorder().Changes(), sc.InFlight().Changes()
-		if done, err := l.ended(); done {
-			if err != nil && l.haltedAt() == "" {
-				return errors.New(l.describe())
-			}
+		// A restart makes a new life of the name, which idle waits for.
+		l := lastLife(sc, r)
+		restarting := l.crash.restarting()
+		switch done, err := l.ended(); {
+		case restarting:
+		case l.crash.at() != "":
+			return nil // a crash ended it: it makes no more calls
+		case done && err != nil && l.haltedAt() == "":
+			return errors.New(l.describe())
+		case done:
 			return nil
 		}
 		a := activityOf(sc, l)
 		var wake <-chan time.Time
-		if !a.busy {
+		if !a.busy && !restarting {
 			left := a.quiet - time.Since(a.last)
 			if left <= 0 {
 				return nil

@@ -1,7 +1,8 @@
 // Package running races controllers that run on their own: start (a
 // registered controller's long-running form, in process), spawn (any
 // program, as a process whose calls come in through the racing proxy),
-// await, idle and halt.
+// await, idle, halt, crash and restart, and controller-manager
+// (kube-controller-manager, spawned).
 //
 // Its contract:
 //
@@ -11,6 +12,9 @@
 //   - Waits (await, idle) wake on the recorder's changes, never on a poll,
 //     and are bounded; each fails, saying why, as soon as nothing could make
 //     the call it waits for.
+//   - A crash kills a life at the moment a hook chooses: from then on its
+//     calls fail (one held at a before point is not sent, one held at an
+//     after point loses its answer), by a check outside the hooks.
 //   - Nothing outlives its scenario: what still runs is halted at the end,
 //     a spawned process is in a process group of its own that dies with
 //     this process.

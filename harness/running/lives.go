@@ -46,6 +46,11 @@ type life struct {
 	err  error
 	// output is a process's output, the last of it (nil in process).
 	output *tail.Tail
+	// crash is whether a crash killed it, and its calls in flight
+	// (crash.go); again starts its name anew as it was started, for
+	// restart (restart.go).
+	crash crashState
+	again func(sc *language.Scenario, pos string) error
 
 	mu sync.Mutex
 	// halted says where halt stopped it: a script's file:line, or the
@@ -72,13 +77,23 @@ func (l *life) haltedAt() string {
 	return l.halted
 }
 
+// over returns where halt or crash ended l, or "" while neither has.
+func (l *life) over() string {
+	if at := l.haltedAt(); at != "" {
+		return at
+	}
+	return l.crash.at()
+}
+
 // describe says how l ended, with a process's last lines of output.
 func (l *life) describe() string {
 	l.mu.Lock()
 	halted, ownEnd := l.halted, l.ownEnd
 	l.mu.Unlock()
 	var b strings.Builder
-	switch {
+	switch crashed := l.crash.at(); {
+	case crashed != "":
+		fmt.Fprintf(&b, "%s %s was crashed, at %s", l.what, l.name, crashed)
 	case halted != "" && !ownEnd:
 		fmt.Fprintf(&b, "%s %s was halted, at %s", l.what, l.name, halted)
 	case l.err != nil:
@@ -125,7 +140,10 @@ func running(sc *language.Scenario, name string) (*lifeline, error) {
 	}
 	verb, listed := "running are", []string(nil)
 	for _, n := range names {
-		if st.lifelines[n].last().haltedAt() != "" {
+		switch l := st.lifelines[n].last(); {
+		case l.crash.at() != "":
+			verb, n = "started are", n+" (crashed)"
+		case l.haltedAt() != "":
 			verb, n = "started are", n+" (halted)"
 		}
 		listed = append(listed, n)
@@ -142,7 +160,7 @@ func checkFree(sc *language.Scenario, name, actor, how string) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if r, ok := st.lifelines[name]; ok {
-		if l := r.last(); l.haltedAt() == "" {
+		if l := r.last(); l.over() == "" {
 			if done, _ := l.ended(); done {
 				return language.UsageError("%s %s ended on its own and was not halted: halt %s first, which says how it ended, then %s it again", l.what, name, name, how)
 			}
@@ -150,7 +168,7 @@ func checkFree(sc *language.Scenario, name, actor, how string) error {
 		}
 	}
 	for _, r := range st.lifelines {
-		if l := r.last(); l.actor == actor && l.haltedAt() == "" {
+		if l := r.last(); l.actor == actor && l.over() == "" {
 			other := fmt.Sprintf("give this one another actor: start %s as %s-2", name, actor)
 			if how == "spawn" {
 				other = "spawn this one under another name"
@@ -178,6 +196,15 @@ func addLife(sc *language.Scenario, l *life) {
 	l.n = len(r.lives)
 }
 
+// lastLife returns r's newest life, under the lock restart takes to add
+// one.
+func lastLife(sc *language.Scenario, r *lifeline) *life {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return r.last()
+}
+
 // lifeOf returns the newest life that runs, or ran, as actor, if any.
 func lifeOf(sc *language.Scenario, actor string) *life {
 	st := stateOf(sc)
@@ -201,12 +228,36 @@ func runningLives(sc *language.Scenario) []*life {
 	defer st.mu.Unlock()
 	var out []*life
 	for _, r := range st.lifelines {
-		if l := r.last(); l.haltedAt() == "" {
+		if l := r.last(); l.crash.restarting() {
+			out = append(out, l) // its next life is on its way
+		} else if l.over() == "" {
 			if done, _ := l.ended(); !done {
 				out = append(out, l)
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// OnTheirOwn returns the actors that start and spawn ran something as in
+// the scenario, sorted: explore's moments of their calls need not recur
+// from run to run, since they make their calls when their informers and
+// timers do.
+func OnTheirOwn(sc *language.Scenario) []string {
+	st := stateOf(sc)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range st.lifelines {
+		for _, l := range r.lives {
+			if !seen[l.actor] {
+				seen[l.actor] = true
+				out = append(out, l.actor)
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }

@@ -32,7 +32,7 @@ var runCommands = []*language.Command{
 	{
 		Name: "halt", Args: "NAME [grace=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
 		Summary: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "); " +
-			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout; a halted NAME can be started or spawned again",
+			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout; a halted NAME can be started or spawned again; of a NAME a crash killed, halt only waits for a controller's Run to return",
 		Run: runHalt,
 	},
 }
@@ -61,9 +61,12 @@ func runStart(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	in := controllers.RunningInstance(sc, c, actor, confined(sc, a.Config))
 	ctx, cancel := context.WithCancel(sc.Context())
-	l := &life{name: c.Name, actor: actor, what: "controller", started: time.Now(), stop: cancel, kill: cancel, done: make(chan struct{})}
+	l := &life{name: c.Name, actor: actor, what: "controller", started: time.Now(), stop: cancel, kill: cancel, done: make(chan struct{}),
+		again: startAgain(inv.Args)}
+	cfg := confined(sc, a.Config)
+	cfg.Wrap(l.crash.wrap)
+	in := controllers.RunningInstance(sc, c, actor, cfg)
 	addLife(sc, l)
 	go func() {
 		l.err = callRun(ctx, c, in)
@@ -98,7 +101,7 @@ func runHalt(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	l := r.last()
+	l := lastLife(sc, r)
 	err = halt(sc, l, grace, inv.Pos)
 	if l.output != nil {
 		fmt.Fprint(inv.Stdout, l.output.String())
@@ -119,6 +122,9 @@ func halt(sc *language.Scenario, l *life, grace time.Duration, at string) error 
 	}
 	l.halted, l.ownEnd = at, done
 	l.mu.Unlock()
+	if l.crash.at() != "" {
+		return awaitCrashed(l, grace)
+	}
 	if done {
 		if err != nil {
 			return errors.New(l.describe())

@@ -107,7 +107,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		return func() { _ = syscall.Kill(-pid, s) }
 	}
 	l := &life{name: name, actor: name, what: "process", started: started, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
-		done: make(chan struct{}), output: out}
+		done: make(chan struct{}), output: out, again: spawnAgain(inv.Args)}
 	addLife(sc, l)
 	go func() {
 		err := cmd.Wait()
@@ -245,7 +245,7 @@ func Proxy(sc *language.Scenario) (*proxy.Server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return rewindable{rt}, nil
+			return livesOf(sc, actor, rewindable{rt}), nil
 		},
 		Unauthenticated: sc.Recorder().Wrap(AnonymousActor)(proxy.Refuse),
 		Log:             st.proxyLog,

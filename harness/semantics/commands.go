@@ -49,8 +49,8 @@ var snapshotCommands = []*language.Command{
 		Negation: language.NegAPIError, Hookable: true, Run: runApply,
 	},
 	{
-		Name: "delete", Args: "ACTOR RESOURCE/NAME [resourceVersion=RV] [uid=UID]", Group: "write", MinArgs: 2, MaxArgs: 4,
-		Summary:  "DELETE the object as ACTOR, with preconditions on its resourceVersion and uid if given",
+		Name: "delete", Args: "ACTOR RESOURCE/NAME [resourceVersion=RV] [uid=UID] [propagation=Background|Orphan|Foreground]", Group: "write", MinArgs: 2, MaxArgs: 5,
+		Summary:  "DELETE the object as ACTOR, with preconditions on its resourceVersion and uid if given, and the propagationPolicy given (what a garbage collector, controller-manager's, does with the objects it owns; without one, the API server's default for the kind)",
 		Negation: language.NegAPIError, Hookable: true, Run: runDelete,
 	},
 	{
@@ -234,7 +234,10 @@ func runApply(sc *language.Scenario, inv language.Invocation) error {
 	return nil
 }
 
-var deleteOptions = []string{"resourceVersion", "uid"}
+var deleteOptions = []string{"resourceVersion", "uid", "propagation"}
+
+// propagations are the propagation policies delete takes.
+var propagations = []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationOrphan, metav1.DeletePropagationForeground}
 
 func runDelete(sc *language.Scenario, inv language.Invocation) error {
 	a, r, err := sc.ActorAndObject(inv.Args[0], inv.Args[1])
@@ -255,6 +258,13 @@ func runDelete(sc *language.Scenario, inv language.Invocation) error {
 		}
 		u := types.UID(uid)
 		del.Preconditions.UID = &u
+	}
+	if p, ok := opts["propagation"]; ok {
+		policy := metav1.DeletionPropagation(p)
+		if !slices.Contains(propagations, policy) {
+			return language.UsageError("bad propagation=%s: want Background, Orphan or Foreground", p)
+		}
+		del.PropagationPolicy = &policy
 	}
 	return sc.ResourceClient(a, r).Delete(sc.Context(), r.Name, del, r.Subresources()...)
 }

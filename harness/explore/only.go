@@ -1,0 +1,57 @@
+package explore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/hooks"
+)
+
+// An explore line's only=RESOURCE[/NAME[/SUB]] keeps the moments of the
+// calls on that resource or object alone, whoever makes them: for a
+// controller that runs on its own, whose calls on other things (a lease it
+// renews every two seconds, events it records from a goroutine of their
+// own) come at moments that need not recur from run to run, or are not
+// worth a run each. Several only= keep the calls any of them names.
+
+// parseOnly checks the form of an only= value, at pos.
+func parseOnly(v, pos string) error {
+	parts := strings.Split(v, "/")
+	if v == "" || len(parts) > 3 || strings.Contains(v, "*") || strings.Contains(v, "//") || strings.HasSuffix(v, "/") {
+		return fmt.Errorf("%s: bad only=%s: want only=RESOURCE, only=RESOURCE/NAME or only=RESOURCE/NAME/SUB, such as only=configmaps or only=deployments/web", pos, v)
+	}
+	return nil
+}
+
+// matchOnly turns the only= values into matchers of the resources the
+// scenario knows (its API server's, and the services its controllers
+// call), or says which one names no resource.
+func matchOnly(sc *language.Scenario, only []string) ([]hooks.Matcher, error) {
+	var out []hooks.Matcher
+	for _, v := range only {
+		t, err := sc.ParseTrigger([]string{"before", "*", "*", v})
+		if err != nil {
+			return nil, fmt.Errorf("only=%s: %s", v, strings.TrimPrefix(err.Error(), "usage: "))
+		}
+		out = append(out, t.Match)
+	}
+	return out, nil
+}
+
+// keepOnly returns whether a call's moments are explored: any call when ms
+// is empty, else a call on a resource (a subresource of the object
+// included, unless the matcher names one) or an object some matcher names.
+func keepOnly(ms []hooks.Matcher) func(hooks.Call) bool {
+	if len(ms) == 0 {
+		return func(hooks.Call) bool { return true }
+	}
+	return func(c hooks.Call) bool {
+		for _, m := range ms {
+			if m.Resource == c.Resource && (m.Name == "" || m.Name == c.Name) && (m.Subresource == "" || m.Subresource == c.Subresource) {
+				return true
+			}
+		}
+		return false
+	}
+}
