@@ -112,11 +112,24 @@ func TestMoments(t *testing.T) {
 			"before controller update deployments/web 1st", "after controller update deployments/web 1st", "after controller get deployments/web 2nd"},
 		left: []string{"before controller get deployments/web 2nd = after controller update deployments/web 1st"},
 	}, {
-		name:  "only a resource, subresources included",
+		name:  "only a resource",
 		trace: record.Trace{get(1, "controller", "web"), exchange(2, "controller", "update", "webapps", "web", "1", 200, "OK", "2"), exchange(3, "controller", "update", "deployments", "web", "1", 200, "OK", "2")},
 		only:  []hooks.Matcher{{Resource: "deployments"}},
 		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
 			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		// As in a trigger, deployments/web is the object, not its
+		// status: only=deployments/web/status keeps that.
+		name:  "only an object, not its subresource",
+		trace: record.Trace{get(1, "controller", "web"), status(2, "controller", "web"), update(3, "controller", "web")},
+		only:  []hooks.Matcher{{Resource: "deployments", Name: "web"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
+		name:  "only a subresource",
+		trace: record.Trace{get(1, "controller", "web"), status(2, "controller", "web"), update(3, "controller", "web")},
+		only:  []hooks.Matcher{{Resource: "deployments", Name: "web", Subresource: "status"}},
+		want:  []string{"before controller update deployments/web/status 1st", "after controller update deployments/web/status 1st"},
 	}, {
 		name:  "only what no call is on",
 		trace: oneActor,

@@ -17,3 +17,10 @@ func exchange(seq int, actor, verb, res, name string, sent string, code int, rea
 		Start: time.Unix(int64(seq), 0), Duration: time.Duration(seq) * time.Millisecond,
 	}}
 }
+
+// status is actor's update of deployments/name/status at seq.
+func status(seq int, actor, name string) record.Entry {
+	e := exchange(seq, actor, "update", "deployments", name, "1", 200, "OK", "2")
+	e.Exchange.Call.Subresource = "status"
+	return e
+}

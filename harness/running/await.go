@@ -19,8 +19,8 @@ import (
 // bounded.
 var waitCommands = []*language.Command{
 	{
-		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 6,
-		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409, and none that match is in flight, its after-hooks' actions included: what a running controller must do, waited for as it happens on the wire; " +
+		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [since=MARK] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 7,
+		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409, and none that match is in flight, its after-hooks' actions included: what a running controller must do, waited for as it happens on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life, whose first life may or may not have made such a call); " +
 			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, halted or crashed: the message says which; a restart's new life is waited for), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	},
@@ -44,6 +44,11 @@ const (
 
 var waitOptions = []string{"within"}
 
+// awaitOptions are await's: within=, and since=MARK, which counts only the
+// calls sent after mark MARK (the calls of a restarted name's new life,
+// when its first life may have made such calls too, or not).
+var awaitOptions = []string{"within", "since"}
+
 // errWaited is what a wait that ran out of time wraps.
 var errWaited = errors.New("ran out of time")
 
@@ -53,9 +58,15 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	for len(args) > 0 && strings.Contains(args[len(args)-1], "=") {
 		opts, args = append(opts, args[len(args)-1]), args[:len(args)-1]
 	}
-	o, err := language.ParseOptions(opts, waitOptions)
+	o, err := language.ParseOptions(opts, awaitOptions)
 	if err != nil {
 		return err
+	}
+	after := 0
+	if since, ok := o["since"]; ok {
+		if after, err = markSeq(sc, since); err != nil {
+			return err
+		}
 	}
 	within, err := language.DurationOption(o, "within", waitTimeout(sc))
 	if err != nil {
@@ -91,7 +102,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	return waitFor(sc, within, func() (bool, error) {
 		n := 0
 		sc.Recorder().Scan(func(x *record.Exchange) {
-			if x.Code == code && trig.Match.Matches(x.Call) {
+			if x.Seq > after && x.Code == code && trig.Match.Matches(x.Call) {
 				n++
 			}
 		})

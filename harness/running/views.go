@@ -29,8 +29,10 @@ type views struct {
 	mu    sync.Mutex
 	holds map[viewKey]*hold
 	gates map[viewKey]map[*gate]bool
-	// marks are the revisions mark named, by name.
-	marks map[string]string
+	// marks are the revisions mark named, by name; markSeqs the last
+	// call the trace held at each mark, for await ... since=MARK.
+	marks    map[string]string
+	markSeqs map[string]int
 }
 
 // viewKey is one actor's view of one resource (its plural name).
@@ -59,7 +61,7 @@ type hold struct {
 }
 
 func newViews() *views {
-	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}}
+	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}, markSeqs: map[string]int{}}
 }
 
 // viewsOf returns the views of sc.

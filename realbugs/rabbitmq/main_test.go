@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/racekit/racekit"
-	"github.com/racekit/racekit/internal/assets"
 	"github.com/racekit/racekit/realbugs/rabbitmq"
 )
 
@@ -27,11 +26,6 @@ func TestMain(m *testing.M) {
 	}
 	bin := filepath.Join(cache, "racekit", "operators", "bin")
 	linkErr = rabbitmq.Link(bin)
-	// TODO(K): the controller-manager command finds it itself.
-	if kcm, err := assets.FindControllerManager(); err == nil {
-		_ = os.Remove(filepath.Join(bin, "kube-controller-manager"))
-		_ = os.Symlink(kcm, filepath.Join(bin, "kube-controller-manager"))
-	}
 	os.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	racekit.Main(m)
 }
