@@ -19,7 +19,7 @@ import (
 var restartCommands = []*language.Command{
 	{
 		Name: "restart", Args: "NAME [stale RESOURCE...] [at=RV|MARK]", Group: "run", MinArgs: 1, MaxArgs: -1,
-		Summary: "crash what start or spawn runs as NAME (as crash does), then start or spawn it again at once with its last command line and environment, as a new life of the same actor (a process's log is then $WORK/NAME.2.log, and so on); " +
+		Summary: "crash what start or spawn runs as NAME (as crash does; a NAME a crash already killed is not crashed again), then start or spawn it again at once with its last command line and environment, as a new life of the same actor (a process's log is then $WORK/NAME.2.log, and so on); " +
 			"each stale RESOURCE is held at the wire for it as of at= (a resourceVersion or a mark; default: the revision at the crash), as hold NAME RESOURCE at= holds it: its next LIST of RESOURCE is served as of then, and its watch held until release; " +
 			"as a hook's action, at that moment; with explore, with restart NAME tries every moment",
 		Hookable: true, Run: runRestart,
@@ -40,8 +40,13 @@ func runRestart(sc *language.Scenario, inv language.Invocation) error {
 		return unknownName(sc, "restart", name)
 	}
 	l := lastLife(sc, r)
-	if err := notRunning(l, "restart"); err != nil {
-		return err
+	// A crashed life is started again, as a supervisor restarts a process
+	// that died; anything else that does not run is refused.
+	crashed := l.crash.at() != ""
+	if !crashed {
+		if err := notRunning(l, "restart"); err != nil {
+			return err
+		}
 	}
 	resources := make([]schema.GroupVersionResource, len(stale))
 	namespaced := make([]bool, len(stale))
@@ -54,8 +59,10 @@ func runRestart(sc *language.Scenario, inv language.Invocation) error {
 	l.crash.setRestarting(true)
 	defer sc.Recorder().Poke()
 	defer l.crash.setRestarting(false)
-	if err := crashLife(sc, l, inv.Pos); err != nil {
-		return err
+	if !crashed {
+		if err := crashLife(sc, l, inv.Pos); err != nil {
+			return err
+		}
 	}
 	for i, res := range stale {
 		rv := at
