@@ -2,19 +2,15 @@ package testctrl
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 )
 
 // Move runs the mover as a client-go controller runs on its own: an
@@ -30,47 +26,9 @@ import (
 // intermediate-state bug). Safe, it creates to first, and a restart that
 // finds to there already goes on to the delete.
 func Move(ctx context.Context, cfg *rest.Config, namespace string, safe bool) error {
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
-	cms := factory.Core().V1().ConfigMaps()
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	enqueue := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			queue.Add(key)
-		}
-	}
-	if _, err := cms.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	}); err != nil {
-		return err
-	}
-	m := &mover{kube: kube.CoreV1(), lister: cms.Lister(), safe: safe}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	defer queue.ShutDown()
-	if !cache.WaitForCacheSync(ctx.Done(), cms.Informer().HasSynced) {
-		return ctx.Err()
-	}
-	go wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for {
-			key, quit := queue.Get()
-			if quit {
-				return
-			}
-			if err := m.sync(ctx, key); err != nil && ctx.Err() == nil {
-				queue.AddRateLimited(key)
-			} else {
-				queue.Forget(key)
-			}
-			queue.Done(key)
-		}
-	}, time.Second)
-	<-ctx.Done()
-	return nil
+	return runConfigMaps(ctx, cfg, namespace, func(kube kubernetes.Interface, lister corev1listers.ConfigMapLister) syncFunc {
+		return (&mover{kube: kube.CoreV1(), lister: lister, safe: safe}).sync
+	})
 }
 
 // mover is the sync of Move.

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corev1listers "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -23,6 +24,33 @@ import (
 // from the lister's copy. A conflict goes back to the queue, and the next
 // sync reads the lister again.
 func WatchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) error {
+	return runConfigMaps(ctx, cfg, namespace, func(kube kubernetes.Interface, lister corev1listers.ConfigMapLister) syncFunc {
+		return func(ctx context.Context, key string) error {
+			ns, name, _ := cache.SplitMetaNamespaceKey(key)
+			cm, err := lister.ConfigMaps(ns).Get(name)
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil || cm.Data["seen"] == cm.Data["value"] {
+				return err
+			}
+			cm = cm.DeepCopy()
+			cm.Data["seen"] = cm.Data["value"]
+			_, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+			return err
+		}
+	})
+}
+
+// syncFunc syncs the ConfigMap of one namespace/name key.
+type syncFunc func(ctx context.Context, key string) error
+
+// runConfigMaps runs a client-go controller of the namespace's ConfigMaps
+// until ctx ends, as the test controllers that run on their own share it:
+// an informer whose adds and updates go onto a rate-limited workqueue, and
+// one worker that calls the sync newSync makes (from the clientset and the
+// informer's lister), putting a key that failed back with a rate limit.
+func runConfigMaps(ctx context.Context, cfg *rest.Config, namespace string, newSync func(kubernetes.Interface, corev1listers.ConfigMapLister) syncFunc) error {
 	kube, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -41,21 +69,7 @@ func WatchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) er
 	}); err != nil {
 		return err
 	}
-	lister := cms.Lister()
-	sync := func(key string) error {
-		ns, name, _ := cache.SplitMetaNamespaceKey(key)
-		cm, err := lister.ConfigMaps(ns).Get(name)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil || cm.Data["seen"] == cm.Data["value"] {
-			return err
-		}
-		cm = cm.DeepCopy()
-		cm.Data["seen"] = cm.Data["value"]
-		_, err = kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
-		return err
-	}
+	sync := newSync(kube, cms.Lister())
 	factory.Start(ctx.Done())
 	defer factory.Shutdown()
 	defer queue.ShutDown()
@@ -68,7 +82,7 @@ func WatchConfigMaps(ctx context.Context, cfg *rest.Config, namespace string) er
 			if quit {
 				return
 			}
-			if err := sync(key); err != nil && ctx.Err() == nil {
+			if err := sync(ctx, key); err != nil && ctx.Err() == nil {
 				queue.AddRateLimited(key)
 			} else {
 				queue.Forget(key)
