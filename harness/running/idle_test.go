@@ -6,11 +6,6 @@ import (
 	"testing"
 	"time"
 
-	kscheme "k8s.io/client-go/kubernetes/scheme"
-
-	"github.com/racekit/racekit/harness/controllers"
-	"github.com/racekit/racekit/harness/internal/testctrl"
-
 	"gotest.tools/v3/assert"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,14 +23,8 @@ import (
 // update has gone through, idle returns.
 func TestIdleCountsHeldCalls(t *testing.T) {
 	ctx := context.Background()
-	sc, err := language.NewScenario(ctx, controlPlane(t), "idle-held", t.TempDir())
-	assert.NilError(t, err)
+	sc := watcherScenario(t, "idle-held")
 	defer sc.Close()
-	watcher := &controllers.Controller{Name: "watcher", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{},
-		Run: func(ctx context.Context, in *controllers.Instance) error {
-			return testctrl.WatchConfigMaps(ctx, in.Config, in.Namespace)
-		}}
-	assert.NilError(t, controllers.Extension(map[string]*controllers.Controller{"watcher": watcher}, nil).Setup(sc, nil))
 
 	bob, err := sc.Actor("bob")
 	assert.NilError(t, err)

@@ -10,10 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	kscheme "k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/racekit/racekit/harness/controllers"
-	"github.com/racekit/racekit/harness/internal/testctrl"
 	"github.com/racekit/racekit/harness/language"
 )
 
@@ -24,14 +21,8 @@ import (
 // starts. A hold that fails leaves the name crashed, not started again.
 func TestRestartStale(t *testing.T) {
 	ctx := context.Background()
-	sc, err := language.NewScenario(ctx, controlPlane(t), "restart-stale", t.TempDir())
-	assert.NilError(t, err)
+	sc := watcherScenario(t, "restart-stale")
 	defer sc.Close()
-	watcher := &controllers.Controller{Name: "watcher", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{},
-		Run: func(ctx context.Context, in *controllers.Instance) error {
-			return testctrl.WatchConfigMaps(ctx, in.Config, in.Namespace)
-		}}
-	assert.NilError(t, controllers.Extension(map[string]*controllers.Controller{"watcher": watcher}, nil).Setup(sc, nil))
 	defer haltAll(sc)
 
 	var holds []string
