@@ -41,6 +41,19 @@ type Exchange struct {
 	// actor read it. No rendering of the trace shows it; the referee
 	// reads it (rules.go).
 	Shown []Shown
+	// WatchEnded is set, for a watch, once its stream has ended: the actor
+	// read its last byte or an error, or closed it. WatchBlind is set when
+	// the recorder cannot read the stream's events (a media type it does
+	// not decode, or a stream that stopped making sense): Shown is then not
+	// all that the watch showed, and no wait may take it for caught up.
+	WatchEnded, WatchBlind bool
+	// Selective is set for a list or a watch that a label selector, or a
+	// field selector other than one name (Call.Name), narrows: what it
+	// shows is not every object of its resource.
+	Selective bool
+	// InitialEvents is set for a watch-list (sendInitialEvents=true): its
+	// first events are the objects there are, and a bookmark ends them.
+	InitialEvents bool
 	// Err is a transport error, when there was no response.
 	Err string
 	// Service names the service outside the API server the call went to
@@ -85,12 +98,14 @@ type HookFiring struct {
 	Caller string `json:"caller,omitempty"`
 }
 
-// Entry is one line of a trace: an exchange, a hook firing, or a change of
-// what an actor is shown (view.go).
+// Entry is one line of a trace: an exchange, a hook firing, a change of
+// what an actor is shown (view.go), or a wait's evidence that what runs on
+// its own settled (settle.go).
 type Entry struct {
 	Exchange *Exchange
 	Hook     *HookFiring
 	View     *ViewChange
+	Settled  *Settled
 }
 
 func (x *Exchange) fill(code int, a answer, decoded bool, contentType string, n int) {

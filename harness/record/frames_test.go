@@ -148,7 +148,7 @@ func TestExpiredFrame(t *testing.T) {
 			assert.Equal(t, st.Status().Code, int32(410))
 			// The recorder reads it as the actor does.
 			var shown []Shown
-			tee := newWatchTee(io.NopCloser(bytes.NewReader(frame)), mt, func(s Shown) { shown = append(shown, s) })
+			tee := newWatchTee(io.NopCloser(bytes.NewReader(frame)), mt, func(s Shown) { shown = append(shown, s) }, func() {}, func() {})
 			_, err = io.ReadAll(tee)
 			assert.NilError(t, err)
 			assert.DeepEqual(t, shown, []Shown{{Event: "ERROR"}})

@@ -135,11 +135,22 @@ func (r *Recorder) answer(x *Exchange, req *http.Request, code int, body []byte,
 
 // shown adds to x what one of its watch events showed its actor, as the
 // actor read it.
+// A wait on what the actor has seen (idle) wakes then.
 func (r *Recorder) shown(x *Exchange, s Shown) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s.After = r.seq
 	x.Shown = append(x.Shown, s)
+	r.pokeLocked()
+}
+
+// watchState changes what the recorder knows of a watch's stream (f sets
+// WatchEnded or WatchBlind), under its lock, and wakes the waits.
+func (r *Recorder) watchState(f func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f()
+	r.pokeLocked()
 }
 
 type recordingTransport struct {
@@ -155,8 +166,14 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		call = hooks.ParseServiceRequest(t.actor, req)
 	}
 	x := &Exchange{Call: call, Service: t.service}
-	if q := req.URL.Query().Get("resourceVersion"); q != "" {
+	query := req.URL.Query()
+	if q := query.Get("resourceVersion"); q != "" {
 		x.SentRV = q
+	}
+	if call.Verb == "list" || call.Verb == "watch" {
+		fs := query.Get("fieldSelector")
+		x.Selective = query.Get("labelSelector") != "" || fs != "" && fs != "metadata.name="+call.Name
+		x.InitialEvents = call.Verb == "watch" && query.Get("sendInitialEvents") == "true"
 	}
 	if req.Body != nil && req.Body != http.NoBody {
 		body, err := io.ReadAll(req.Body)
@@ -190,7 +207,9 @@ func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		t.rec.answer(x, req, resp.StatusCode, nil, nil, func() {
 			x.Duration, x.Code, x.Reason = elapsed, resp.StatusCode, statusText(resp.StatusCode)
 		})
-		resp.Body = newWatchTee(resp.Body, contentType, func(s Shown) { t.rec.shown(x, s) })
+		resp.Body = newWatchTee(resp.Body, contentType, func(s Shown) { t.rec.shown(x, s) },
+			func() { t.rec.watchState(func() { x.WatchEnded = true }) },
+			func() { t.rec.watchState(func() { x.WatchBlind = true }) })
 		return resp, nil
 	}
 	body, err := io.ReadAll(resp.Body)

@@ -78,6 +78,11 @@ func Timeline(rows []Row, color bool) string {
 			b.WriteString(paint(bold, text) + "\n")
 			continue
 		}
+		if s := r.Settled; s != nil {
+			text := fmt.Sprintf("%*s  ⤷ idle: %s", w[0], "", s)
+			b.WriteString(paint(bold, text) + "\n")
+			continue
+		}
 		status := ""
 		if r.Code >= 400 || r.Code == 0 {
 			status = bold + "\x1b[31m"
@@ -105,6 +110,8 @@ func Mermaid(rows []Row) string {
 			if actor = r.View.Actor; actor == "" {
 				continue
 			}
+		case r.Settled != nil:
+			actor = r.Settled.Actor
 		}
 		if !seen[actor] {
 			seen[actor] = true
@@ -136,6 +143,10 @@ func Mermaid(rows []Row) string {
 				over = "kube-apiserver"
 			}
 			fmt.Fprintf(&b, "    Note over %s: %s\n", mermaidID(over), mermaidText("view: "+v.String()))
+			continue
+		}
+		if s := r.Settled; s != nil {
+			fmt.Fprintf(&b, "    Note over %s: %s\n", mermaidID(s.Actor), mermaidText("idle: "+s.String()))
 			continue
 		}
 		srv := mermaidID(serverOf(r))

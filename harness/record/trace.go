@@ -91,6 +91,7 @@ type Row struct {
 	Error   string      `json:"error,omitempty"`
 	Hook    *HookFiring `json:"hook,omitempty"`
 	View    *ViewChange `json:"view,omitempty"`
+	Settled *Settled    `json:"settled,omitempty"`
 	// Service is where a call outside the API server went.
 	Service string `json:"service,omitempty"`
 	// OtherNamespace is the namespace of a call that was not in the
@@ -149,6 +150,11 @@ func (t Trace) Rows() []Row {
 		}
 		if e.View != nil {
 			rows = append(rows, viewRow(*e.View))
+			continue
+		}
+		if e.Settled != nil {
+			s := *e.Settled
+			rows = append(rows, Row{Settled: &s})
 			continue
 		}
 		x := e.Exchange
@@ -295,6 +301,10 @@ func (t Trace) Normalize() string {
 		}
 		if r.View != nil {
 			fmt.Fprintf(&b, "%*s view: %s\n", w[0]+1, "", r.View)
+			continue
+		}
+		if r.Settled != nil {
+			fmt.Fprintf(&b, "%*s idle: %s\n", w[0]+1, "", r.Settled)
 			continue
 		}
 		line := fmt.Sprintf("%*d %-*s %-*s %-*s %-*s -> %-*s %s", w[0], r.Seq, w[1], r.Actor, w[2], r.Verb, w[3], r.Where(), w[4], r.Sent(), w[5], r.Status(), r.Got())

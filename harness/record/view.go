@@ -95,9 +95,9 @@ func (r *Recorder) NoteView(v ViewChange) {
 	r.pokeLocked()
 }
 
-// IsCall reports whether the row is an exchange, not a hook's firing or a
-// change of a view.
-func (r Row) IsCall() bool { return r.Hook == nil && r.View == nil }
+// IsCall reports whether the row is an exchange, not a hook's firing, a
+// change of a view or a wait's evidence of a settled life.
+func (r Row) IsCall() bool { return r.Hook == nil && r.View == nil && r.Settled == nil }
 
 // viewRow returns the row of v, its At rendered as the trace renders a
 // list's resourceVersion.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -27,21 +28,33 @@ type watchTee struct {
 	io.ReadCloser
 	protobuf bool
 	note     func(Shown)
-	buf      []byte // the start of the event not complete yet
-	broken   bool   // the stream is no longer read
+	// ended and blind are called once each: when the stream ends (the
+	// consumer read its end or an error, or closed it), and when the tee
+	// stops reading its events.
+	ended, blind func()
+	endOnce      sync.Once
+	buf          []byte // the start of the event not complete yet
+	broken       bool   // the stream is no longer read
 }
 
 // newWatchTee returns body with the events of a stream of media type
 // contentType noted as they are read, or body itself when the recorder
 // cannot read that type.
-func newWatchTee(body io.ReadCloser, contentType string, note func(Shown)) io.ReadCloser {
+//
+// ended is called once when the stream ends, blind once when its events
+// are not (or no longer) read: for a wait that must know which watches are
+// open and whether what they showed is known.
+func newWatchTee(body io.ReadCloser, contentType string, note func(Shown), ended, blind func()) io.ReadCloser {
+	w := &watchTee{ReadCloser: body, note: note, ended: ended, blind: blind}
 	switch mediaType(contentType) {
 	case "application/json":
-		return &watchTee{ReadCloser: body, note: note}
 	case protobufType:
-		return &watchTee{ReadCloser: body, protobuf: true, note: note}
+		w.protobuf = true
+	default:
+		w.broken = true
+		blind()
 	}
-	return body
+	return w
 }
 
 func (w *watchTee) Read(p []byte) (int, error) {
@@ -54,10 +67,28 @@ func (w *watchTee) Read(p []byte) (int, error) {
 			w.jsonFrames()
 		}
 		if len(w.buf) > maxWatchFrame {
-			w.broken, w.buf = true, nil
+			w.stopReading()
 		}
 	}
+	if err != nil {
+		w.endOnce.Do(w.ended)
+	}
 	return n, err
+}
+
+// Close closes the stream, which ends it for the recorder too.
+func (w *watchTee) Close() error {
+	err := w.ReadCloser.Close()
+	w.endOnce.Do(w.ended)
+	return err
+}
+
+// stopReading gives up on the stream's events: the bytes still pass.
+func (w *watchTee) stopReading() {
+	if !w.broken {
+		w.blind()
+	}
+	w.broken, w.buf = true, nil
 }
 
 // jsonFrames notes the complete JSON events at the start of w.buf and
@@ -80,7 +111,7 @@ func (w *watchTee) jsonFrames() {
 			break
 		}
 		if err != nil {
-			w.broken, w.buf = true, nil
+			w.stopReading()
 			return
 		}
 		used = int(dec.InputOffset())
@@ -97,7 +128,7 @@ func (w *watchTee) protobufFrames() {
 	for len(w.buf) >= 4 {
 		size := binary.BigEndian.Uint32(w.buf)
 		if size > maxWatchFrame {
-			w.broken, w.buf = true, nil
+			w.stopReading()
 			return
 		}
 		if uint32(len(w.buf)-4) < size {
@@ -106,7 +137,7 @@ func (w *watchTee) protobufFrames() {
 		frame := w.buf[4 : 4+size]
 		var ev metav1.WatchEvent
 		if err := ev.Unmarshal(frame); err != nil {
-			w.broken, w.buf = true, nil
+			w.stopReading()
 			return
 		}
 		s := Shown{Event: ev.Type}

@@ -70,11 +70,11 @@ func TestWatchTee(t *testing.T) {
 			stream, ends := encode(t)
 			var noted []Shown
 			var notedAt []int
-			read := 0
+			read, ended, blind := 0, 0, 0
 			tee := newWatchTee(io.NopCloser(bytes.NewReader(stream)), contentType, func(s Shown) {
 				noted = append(noted, s)
 				notedAt = append(notedAt, read+1) // during the read of byte read+1
-			})
+			}, func() { ended++ }, func() { blind++ })
 			var got bytes.Buffer
 			one := make([]byte, 1)
 			for {
@@ -89,7 +89,36 @@ func TestWatchTee(t *testing.T) {
 			assert.DeepEqual(t, got.Bytes(), stream)
 			assert.DeepEqual(t, noted, want)
 			assert.DeepEqual(t, notedAt, ends) // each with its last byte, none later
+			// The end is noted once, at the end of the stream and not
+			// again when the consumer closes it; every event was read.
+			assert.NilError(t, tee.Close())
+			assert.Equal(t, ended, 1)
+			assert.Equal(t, blind, 0)
+		})
+	}
+}
 
+// TestWatchTeeBlind: a stream whose events the recorder cannot read is
+// passed on whole, and said to be unread, so that no wait takes what it
+// showed for all of it.
+func TestWatchTeeBlind(t *testing.T) {
+	for _, tc := range []struct {
+		name, contentType string
+		stream            []byte
+		blind             int
+	}{
+		{"yaml", "application/yaml", []byte("type: ADDED\n"), 1},
+		{"broken json", "application/json", []byte("{\"type\":\n]\n"), 1},
+		{"json", "application/json", []byte(`{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"5"}}}` + "\n"), 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ended, blind := 0, 0
+			tee := newWatchTee(io.NopCloser(bytes.NewReader(tc.stream)), tc.contentType, func(Shown) {}, func() { ended++ }, func() { blind++ })
+			got, err := io.ReadAll(tee)
+			assert.NilError(t, err)
+			assert.DeepEqual(t, got, tc.stream)
+			assert.Equal(t, blind, tc.blind)
+			assert.Equal(t, ended, 1)
 		})
 	}
 }

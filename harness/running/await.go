@@ -24,25 +24,12 @@ var waitCommands = []*language.Command{
 			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, halted or crashed: the message says which; a restart's new life is waited for), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	},
-	{
-		Name: "idle", Args: "NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "wait until what start or spawn runs as NAME has no call in flight (a call held by a hook's action is in flight) and has made none for a quiet period, counted from its last call or, before its first, from the start or spawn: ten times the slowest answer the scenario has had, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "; " +
-			"for the end of a scenario, after the awaits that matter; fails after DURATION (default " + DefaultWait.String() + ")",
-		Run: runIdle,
-	},
 }
 
 // DefaultWait bounds await and idle: far longer than a controller takes to
 // answer an event on a loaded machine, far shorter than go test's timeout.
 const DefaultWait = 30 * time.Second
 
-// The bounds of idle's quiet period.
-const (
-	minQuiet = 200 * time.Millisecond
-	maxQuiet = 2 * time.Second
-)
-
-var waitOptions = []string{"within"}
 
 // awaitOptions are await's: within=, and since=MARK, which counts only the
 // calls sent after mark MARK (the calls of a restarted name's new life,
@@ -239,111 +226,6 @@ func hooksLeft(sc *language.Scenario) bool {
 		}
 	}
 	return false
-}
-
-func runIdle(sc *language.Scenario, inv language.Invocation) error {
-	r, err := running(sc, inv.Args[0])
-	if err != nil {
-		return err
-	}
-	o, err := language.ParseOptions(inv.Args[1:], waitOptions)
-	if err != nil {
-		return err
-	}
-	within, err := language.DurationOption(o, "within", waitTimeout(sc))
-	if err != nil {
-		return err
-	}
-	// A timer for the end of the current quiet period, made afresh after
-	// each change: the next call moves the period on.
-	var quietEnd *time.Timer
-	stopQuietEnd := func() {
-		if quietEnd != nil {
-			quietEnd.Stop()
-		}
-	}
-	defer stopQuietEnd()
-	deadline := time.NewTimer(within)
-	defer deadline.Stop()
-	for {
-		changed, flew := sc.Recorder().Changes(), sc.InFlight().Changes()
-		// A restart makes a new life of the name, which idle waits for.
-		l := lastLife(sc, r)
-		restarting := l.crash.restarting()
-		switch done, err := l.ended(); {
-		case restarting:
-		case l.crash.at() != "":
-			return nil // a crash ended it: it makes no more calls
-		case done && err != nil && l.haltedAt() == "":
-			return errors.New(l.describe())
-		case done:
-			return nil
-		}
-		a := activityOf(sc, l)
-		var wake <-chan time.Time
-		if !a.busy && !restarting {
-			left := a.quiet - time.Since(a.last)
-			if left <= 0 {
-				return nil
-			}
-			stopQuietEnd()
-			quietEnd = time.NewTimer(left)
-			wake = quietEnd.C
-		}
-		select {
-		case <-changed:
-		case <-flew:
-		case <-wake:
-		case <-deadline.C:
-			flying := ""
-			if fs, _ := sc.InFlight().Of(l.actor); len(fs) > 0 {
-				flying = "; in flight now, hooks and all: " + record.DescribeFlights(fs)
-			}
-			return fmt.Errorf("%w: %s was still busy after %v (quiet means no call for %v)%s: %s\n%s", errWaited, l.name, within, a.quiet, flying, actorSummary(sc, l.actor), sc.Trace().Tail(15))
-		case <-sc.Context().Done():
-			return sc.Context().Err()
-		}
-	}
-}
-
-// activity is what idle knows of a life's calls.
-type activity struct {
-	// last is when its last call entered the transport, was answered or
-	// was done, or when the life began, whichever is later.
-	last time.Time
-	// busy is set while one of its calls (a watch aside, which stays
-	// open) is in flight: held by a hook, or on the wire.
-	busy bool
-	// quiet is the period idle waits for, from the slowest answer so
-	// far.
-	quiet time.Duration
-}
-
-// activity returns what idle knows of l's calls.
-func activityOf(sc *language.Scenario, l *life) activity {
-	a := activity{last: l.started}
-	var slowest time.Duration
-	sc.Recorder().Scan(func(x *record.Exchange) {
-		if x.Verb != "watch" && x.Duration > slowest {
-			slowest = x.Duration
-		}
-		if x.Actor != l.actor {
-			return
-		}
-		if end := x.Start.Add(x.Duration); end.After(a.last) {
-			a.last = end
-		}
-		if x.Code == 0 && x.Err == "" && x.Verb != "watch" {
-			a.busy = true
-		}
-	})
-	flying, last := sc.InFlight().Of(l.actor)
-	if last.After(a.last) {
-		a.last = last
-	}
-	a.busy = a.busy || len(flying) > 0
-	a.quiet = min(max(10*slowest, minQuiet), maxQuiet)
-	return a
 }
 
 // waitTimeout is how long await and idle wait unless told.

@@ -44,7 +44,7 @@ func stateOf(sc *language.Scenario) *state { return stateKey.Of(sc) }
 // log.
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, crashCommands, restartCommands, kcmCommands, viewCommands} {
+	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, crashCommands, restartCommands, kcmCommands, viewCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{
@@ -52,6 +52,7 @@ func Extension() *language.Extension {
 		Commands: cmds,
 		Setup: func(sc *language.Scenario, setenv func(string, string)) error {
 			setenv("KUBECONFIG", filepath.Join(sc.Dir, SpawnedKubeconfig))
+			setenv("METRICS_ADDR", MetricsPlaceholder)
 			return nil
 		},
 		Transport: transport,

@@ -35,8 +35,15 @@ type life struct {
 	// n is the life's number under its name, from 1.
 	n int
 	// started is when start or spawn began it: idle's quiet period
-	// counts from then at the earliest.
-	started time.Time
+	// counts from then at the earliest. firstSeq is the sequence number
+	// its first call has, or will have: its calls are those from there
+	// on.
+	started  time.Time
+	firstSeq int
+	// label is the goroutine label of a life in process, metrics the URL
+	// of a process's metrics endpoint: idle's evidence (settle.go), ""
+	// when it has none.
+	label, metrics string
 	// stop asks it to stop: cancel its context, or send SIGTERM; kill,
 	// for a process, sends SIGKILL.
 	stop, kill func()
@@ -194,6 +201,9 @@ func addLife(sc *language.Scenario, l *life) {
 	}
 	r.lives = append(r.lives, l)
 	l.n = len(r.lives)
+	if l.firstSeq == 0 {
+		l.firstSeq = sc.Recorder().LastSeq() + 1
+	}
 }
 
 // lastLife returns r's newest life, under the lock restart takes to add

@@ -68,11 +68,14 @@ func runStart(sc *language.Scenario, inv language.Invocation) error {
 	cfg.Wrap(l.crash.wrap)
 	in := controllers.RunningInstance(sc, c, actor, cfg)
 	addLife(sc, l)
-	go func() {
+	// Every goroutine the controller starts carries its life's label, by
+	// which idle tells its goroutines from the rest of the process's.
+	l.label = labelOf(sc, l)
+	go runLabelled(ctx, l.label, func(ctx context.Context) {
 		l.err = callRun(ctx, c, in)
 		close(l.done)
 		sc.Recorder().Poke()
-	}()
+	})
 	return nil
 }
 

@@ -28,11 +28,12 @@ import (
 // actor's.
 var spawnCommands = []*language.Command{
 	{
-		Name: "spawn", Args: "NAME [ports=PORT,...] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
+		Name: "spawn", Args: "NAME [ports=PORT,...] [metrics=ADDR] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
 		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME, its LISTs and WATCHes of every namespace kept to the scenario's, its impersonation headers (unless actor NAME impersonate=true) and connection upgrades (exec, attach, port-forward) refused: " +
 			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
 			"it gets SIGTERM when the scenario ends, if halt has not stopped it; " +
-			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: spawn takes a lock per port that every racekit process on the machine shares (a flock on racekit/ports/PORT.lock in the user's cache folder) before it starts the program, and lets it go when the program has exited, so that scenarios that need the same port run one at a time; it waits for a port another holds at most the scenario's wait timeout (as await), then fails, naming who holds it",
+			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: spawn takes a lock per port that every racekit process on the machine shares (a flock on racekit/ports/PORT.lock in the user's cache folder) before it starts the program, and lets it go when the program has exited, so that scenarios that need the same port run one at a time; it waits for a port another holds at most the scenario's wait timeout (as await), then fails, naming who holds it; " +
+			"metrics=ADDR (spawn's own) is where the process serves its Prometheus metrics over plain HTTP (:8080, 127.0.0.1:8080, or $METRICS_ADDR: a free port of loopback that spawn puts in its place on the line and in the environment, to pass to the program's flag): idle then settles it by its workqueues",
 		Run: runSpawn,
 	},
 }
@@ -52,7 +53,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	if !language.ValidActor(name) {
 		return language.UsageError("bad name %q: the process's actor, a lower-case name such as controller", name)
 	}
-	env, ports, rest, err := spawnLine(name, inv.Args[1:])
+	env, ports, metrics, rest, err := spawnLine(name, inv.Args[1:])
 	if err != nil {
 		return err
 	}
@@ -75,6 +76,10 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	for i, kv := range env {
 		env[i] = strings.ReplaceAll(kv, placeholder, kubeconfig)
 	}
+	metricsAt, err := placeMetrics(metrics, args, env)
+	if err != nil {
+		return err
+	}
 	release, err := lockPorts(sc, name, ports, inv.Pos)
 	if err != nil {
 		return err
@@ -95,7 +100,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	// racekit killed outright leaves no controller behind.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
-	started := time.Now()
+	started, first := time.Now(), sc.Recorder().LastSeq()+1
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		release()
@@ -106,7 +111,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	signal := func(s syscall.Signal) func() {
 		return func() { _ = syscall.Kill(-pid, s) }
 	}
-	l := &life{name: name, actor: name, what: "process", started: started, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
+	l := &life{name: name, actor: name, what: "process", started: started, firstSeq: first, metrics: metricsAt, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
 		done: make(chan struct{}), output: out, again: spawnAgain(inv.Args)}
 	addLife(sc, l)
 	go func() {
@@ -126,30 +131,71 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 }
 
 // spawnLine reads what follows NAME on a spawn line: the KEY=VALUEs of
-// the environment, ports= (spawn's own, ports.go), and, after --, the
-// command and its arguments.
-func spawnLine(name string, args []string) (env []string, ports []int, command []string, err error) {
+// the environment, ports= (spawn's own, ports.go) and metrics= (its own,
+// metrics.go), and, after --, the command and its arguments.
+func spawnLine(name string, args []string) (env []string, ports []int, metrics string, command []string, err error) {
 	rest := args
 	for len(rest) > 0 && rest[0] != "--" {
 		k, v, ok := strings.Cut(rest[0], "=")
 		switch {
 		case !ok || k == "":
-			return nil, nil, nil, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
+			return nil, nil, "", nil, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
 		case k == portsOption && ports != nil:
-			return nil, nil, nil, language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
+			return nil, nil, "", nil, language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
 		case k == portsOption:
 			if ports, err = parsePorts(v); err != nil {
-				return nil, nil, nil, err
+				return nil, nil, "", nil, err
 			}
+		case k == metricsOption && metrics != "":
+			return nil, nil, "", nil, language.UsageError("metrics= given twice: a process has one metrics endpoint")
+		case k == metricsOption:
+			if v == "" {
+				return nil, nil, "", nil, language.UsageError("metrics= names no address: want metrics=:8080, or metrics=$METRICS_ADDR with the process told to serve there")
+			}
+			metrics = v
 		default:
 			env = append(env, rest[0])
 		}
 		rest = rest[1:]
 	}
 	if len(rest) < 2 {
-		return nil, nil, nil, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+		return nil, nil, "", nil, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
 	}
-	return env, ports, rest, nil
+	return env, ports, metrics, rest, nil
+}
+
+// placeMetrics returns the URL of the process's metrics endpoint, "" when
+// it has none: metrics= names it. $METRICS_ADDR, the placeholder, becomes
+// a free port of loopback, on metrics= and wherever it is in args and env,
+// which placeMetrics changes in place; it is only for a spawn with metrics=,
+// which reads it.
+func placeMetrics(metrics string, args, env []string) (string, error) {
+	uses := false
+	for _, a := range append(append([]string(nil), args...), env...) {
+		uses = uses || strings.Contains(a, MetricsPlaceholder)
+	}
+	if metrics == "" {
+		if uses {
+			return "", language.UsageError("$METRICS_ADDR is for the metrics of a process spawned with metrics=$METRICS_ADDR, which idle reads: add it to the spawn line")
+		}
+		return "", nil
+	}
+	if strings.Contains(metrics, MetricsPlaceholder) {
+		addr, err := freeMetricsAddr()
+		if err != nil {
+			return "", err
+		}
+		metrics = strings.ReplaceAll(metrics, MetricsPlaceholder, addr)
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], MetricsPlaceholder, addr)
+		}
+		for i := range env {
+			env[i] = strings.ReplaceAll(env[i], MetricsPlaceholder, addr)
+		}
+	} else if uses {
+		return "", language.UsageError("$METRICS_ADDR is used on the line, but metrics=%s names another address: give metrics=$METRICS_ADDR", metrics)
+	}
+	return metricsURL(metrics)
 }
 
 // checkSpawnEnv refuses a KEY=VALUE of the spawn line that spawn would

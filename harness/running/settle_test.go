@@ -1,0 +1,190 @@
+package running
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// TestGoroutineReading: the goroutines of a life are those with its label,
+// and it is idle only when every one of them is parked, and none waits for
+// a cache to sync.
+func TestGoroutineReading(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// run starts the life's goroutines; stop ends them.
+		run  func(ctx context.Context, stop <-chan struct{}, started *sync.WaitGroup)
+		idle bool
+		why  string
+	}{
+		{"parked on a channel", func(ctx context.Context, stop <-chan struct{}, started *sync.WaitGroup) {
+			started.Add(1)
+			go func() { started.Done(); <-stop }()
+		}, true, ""},
+		{"parked on a lock", func(ctx context.Context, stop <-chan struct{}, started *sync.WaitGroup) {
+			var mu sync.Mutex
+			mu.Lock()
+			started.Add(1)
+			go func() { started.Done(); mu.Lock() }()
+			go func() { <-stop; mu.Unlock() }()
+		}, true, ""},
+		{"running", func(ctx context.Context, stop <-chan struct{}, started *sync.WaitGroup) {
+			started.Add(1)
+			go func() {
+				started.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+				}
+			}()
+		}, false, "running or runnable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			label := "test/" + strings.ReplaceAll(tc.name, " ", "-")
+			stop := make(chan struct{})
+			defer close(stop)
+			var started sync.WaitGroup
+			runLabelled(context.Background(), label, func(ctx context.Context) { tc.run(ctx, stop, &started) })
+			started.Wait()
+			// A goroutine that has just said it started may still be on
+			// its way to where it parks: read until two readings agree,
+			// as idle does, or a busy one shows itself.
+			var rd reading
+			for range 100000 {
+				var err error
+				rd, err = goroutineReading(label)
+				assert.NilError(t, err)
+				if rd.idle == tc.idle {
+					break
+				}
+				runtime.Gosched()
+			}
+			assert.Equal(t, rd.idle, tc.idle, rd.why)
+			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
+		})
+	}
+}
+
+// TestGoroutineReadingNone: a label no goroutine carries is no idle life:
+// its goroutines have not run yet.
+func TestGoroutineReadingNone(t *testing.T) {
+	rd, err := goroutineReading("no/such/life")
+	assert.NilError(t, err)
+	assert.Assert(t, !rd.idle)
+	assert.Equal(t, rd.why, "none of its goroutines runs yet")
+}
+
+// TestLabelledGroups parses a goroutine profile as the runtime writes it
+// (debug=1): the groups with the label, their counters and frames.
+func TestLabelledGroups(t *testing.T) {
+	profile := `goroutine profile: total 4
+1 @ 0x442931 0x47cd1d
+#	0x4c8770	runtime/pprof.writeRuntimeProfile+0xb0	/usr/local/go/src/runtime/pprof/pprof.go:851
+
+2 @ 0x47d92e 0x4158ee 0x483e41
+# labels: {"racekit-life":"ns/w/1"}
+#	0x4dc0d8	main.main.func1.1+0x18	/tmp/gp/main.go:13
+
+1 @ 0x47d92e 0x480b25 0x483e41
+# labels: {"racekit-life":"ns/w/10"}
+#	0x480b24	time.Sleep+0x164	/usr/local/go/src/runtime/time.go:363
+
+1 @ 0x47d92e 0x480b25 0x4dc11d 0x483e41
+# labels: {"other":"x", "racekit-life":"ns/w/1"}
+#	0x480b24	runtime.chanrecv+0x164	/usr/local/go/src/runtime/chan.go:363
+#	0x480b25	k8s.io/client-go/tools/cache.WaitForCacheSync+0x11	/x/shared_informer.go:539
+`
+	got, err := labelledGroups([]byte(profile), lifeLabel, "ns/w/1")
+	assert.NilError(t, err)
+	want := []group{
+		{count: 2, pcs: []string{"0x47d92e", "0x4158ee", "0x483e41"}, where: "main.main.func1.1", frames: []string{"main.main.func1.1"}},
+		{count: 1, pcs: []string{"0x47d92e", "0x480b25", "0x4dc11d", "0x483e41"}, where: "k8s.io/client-go/tools/cache.WaitForCacheSync",
+			frames: []string{"runtime.chanrecv", "k8s.io/client-go/tools/cache.WaitForCacheSync"}},
+	}
+	assert.DeepEqual(t, got, want, cmp.AllowUnexported(group{}))
+	_, err = labelledGroups([]byte("x @ 0x1\n"), lifeLabel, "a")
+	assert.ErrorContains(t, err, "bad line")
+}
+
+// TestJudgeMetrics reads workqueues as client-go's and controller-runtime's
+// metrics show them: busy while an item is queued, taken and not done, or a
+// reconcile runs; a queue that waits for a delay is idle.
+func TestJudgeMetrics(t *testing.T) {
+	const head = `# TYPE workqueue_depth gauge
+# TYPE workqueue_queue_duration_seconds histogram
+# TYPE workqueue_work_duration_seconds histogram
+# TYPE controller_runtime_active_workers gauge
+# TYPE workqueue_retries_total counter
+`
+	for _, tc := range []struct {
+		name, text string
+		idle       bool
+		why        string
+	}{
+		{"empty and done", `workqueue_depth{name="cms",priority=""} 0
+workqueue_queue_duration_seconds_count{name="cms"} 3
+workqueue_queue_duration_seconds_sum{name="cms"} 0.1
+workqueue_work_duration_seconds_count{name="cms"} 3
+workqueue_work_duration_seconds_sum{name="cms"} 0.1
+controller_runtime_active_workers{controller="cms"} 0
+workqueue_retries_total{name="cms"} 7
+`, true, ""},
+		{"queued", `workqueue_depth{name="cms",priority=""} 1
+`, false, "workqueue cms holds 1"},
+		{"queued at a priority", `workqueue_depth{name="cms",priority="10"} 1
+workqueue_depth{name="cms",priority=""} 0
+`, false, "workqueue cms holds 1"},
+		{"taken, not done", `workqueue_depth{name="cms",priority=""} 0
+workqueue_queue_duration_seconds_count{name="cms"} 4
+workqueue_queue_duration_seconds_sum{name="cms"} 0.1
+workqueue_work_duration_seconds_count{name="cms"} 3
+workqueue_work_duration_seconds_sum{name="cms"} 0.1
+`, false, "workqueue cms has 1 taken and not done"},
+		{"reconciling", `workqueue_depth{name="cms",priority=""} 0
+controller_runtime_active_workers{controller="cms"} 1
+`, false, "controller cms has 1 reconciles running"},
+		{"no queue", `controller_runtime_active_workers{controller="cms"} 0
+`, false, "show no workqueue yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := expfmt.NewTextParser(model.UTF8Validation)
+			fams, err := p.TextToMetricFamilies(strings.NewReader(head + tc.text))
+			assert.NilError(t, err)
+			rd := judgeMetrics(fams, "http://x/metrics")
+			assert.Equal(t, rd.idle, tc.idle, rd.why)
+			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
+		})
+	}
+}
+
+// TestMetricsURL reads metrics= as spawn takes it.
+func TestMetricsURL(t *testing.T) {
+	for _, tc := range []struct{ in, want, err string }{
+		{in: ":8080", want: "http://127.0.0.1:8080/metrics"},
+		{in: "0.0.0.0:8080", want: "http://127.0.0.1:8080/metrics"},
+		{in: "127.0.0.1:9", want: "http://127.0.0.1:9/metrics"},
+		{in: "http://127.0.0.1:9", want: "http://127.0.0.1:9/metrics"},
+		{in: "http://127.0.0.1:9/m", want: "http://127.0.0.1:9/m"},
+		{in: "https://127.0.0.1:9", err: "plain HTTP"},
+		{in: "8080", err: "bad metrics=8080"},
+	} {
+		got, err := metricsURL(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err)
+			continue
+		}
+		assert.NilError(t, err)
+		assert.Equal(t, got, tc.want)
+	}
+}
