@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism fuzz bench
+.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism stress fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -95,6 +95,11 @@ determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) a
 	$(GO) test -C examples ./floor/ ./internal/controller/ -run 'TestRunning|TestRaces/running_' -count=$(DETERMINISM) -timeout 60m >> determinism.log 2>&1; \
 	ex=$$?; echo "determinism: examples' running controllers, $(DETERMINISM) runs each: $$( [ $$ex -eq 0 ] && echo all passed || echo FAILED)"; \
 	echo "full log: determinism.log"; [ $$status -eq 0 ] && [ $$ex -eq 0 ]
+
+stress: envtest controller-manager operators python-client ## the suites quietly, then under busy loops on every core and pinned to one core with GOMAXPROCS=1, STRESS_ROUNDS times (default 1); verdicts compared
+# Every difference in a verdict between the quiet run and a loaded one is
+# printed, and fails the target (docs/reliability.md, "Under load").
+	@RACE=$(RACE) $(GO) run ./internal/stress
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)
 # -timeout 0: go test's default 10-minute alarm also runs in each fuzzing

@@ -35,6 +35,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -70,8 +71,9 @@ type (
 	CRD = harness.CRD
 	// ScriptOptions configures a run of scenarios without Run.
 	ScriptOptions = harness.ScriptOptions
-	// Result is the outcome of one scenario that Play ran.
-	Result = harness.Result
+	// ExploreReport is what an exploration found: its moments and each
+	// run's hooks, verdict and failures, as values.
+	ExploreReport = harness.ExploreReport
 	// NoiseCheck is what CheckNoise found for one scenario.
 	NoiseCheck = harness.NoiseCheck
 )
@@ -121,6 +123,16 @@ type Setup struct {
 	Controllers []*Controller
 	// Commands are the project's own scenario commands.
 	Commands []*Command
+	// WaitTimeout bounds every wait for what runs on its own (await,
+	// idle, ended, and spawn's wait for a fixed port another racekit
+	// process holds) unless a line says within=; zero means 30 s. A slow
+	// machine may need more; a verdict never depends on it, only how long
+	// a scenario that is going to fail takes to say so.
+	WaitTimeout time.Duration
+	// ExploreParallel bounds the interleavings of an exploration that run
+	// at once; zero means four per CPU. Runs that need the same fixed
+	// port take turns for it whatever the number.
+	ExploreParallel int
 }
 
 // Option changes a Controller that Reconciler or ClientGo builds.
@@ -259,6 +271,18 @@ func Run(t *testing.T, s Setup) {
 	testscript.Run(t, harness.Params(context.Background(), c, opts))
 }
 
+// Result is the outcome of one scenario that Play ran, as values: whether
+// it passed, its failures (each with its kind, file:line, command, message
+// and rules broken), its verdicts and trace, and, for a scenario with an
+// explore line, what the exploration found.
+type Result struct {
+	harness.Result
+	// Explored is the report of the scenario's exploration; nil for a
+	// scenario without an explore line, or whose exploration could not
+	// run (its failure says why).
+	Explored *ExploreReport
+}
+
 // Play runs every scenario in s.Dir, as Run does, one after another, and
 // returns each one's outcome instead of failing a test: for a test that
 // expects a scenario to fail, such as one that shows that a scenario
@@ -268,6 +292,16 @@ func Play(s Setup) ([]Result, error) {
 	opts, err := s.options()
 	if err != nil {
 		return nil, err
+	}
+	explored := map[string]*ExploreReport{}
+	done := opts.Done
+	opts.Done = func(sc *Scenario) {
+		if rep := harness.Explored(sc); rep != nil {
+			explored[sc.Name] = rep
+		}
+		if done != nil {
+			done(sc)
+		}
 	}
 	c, err := controlPlane()
 	if err != nil {
@@ -281,14 +315,19 @@ func Play(s Setup) ([]Result, error) {
 		return nil, err
 	}
 	opts.Dir, opts.UpdateScripts = "", false
-	return harness.RunFiles(context.Background(), c, opts), nil
+	var out []Result
+	for _, r := range harness.RunFiles(context.Background(), c, opts) {
+		out = append(out, Result{Result: r, Explored: explored[r.Name]})
+	}
+	return out, nil
 }
 
 // ScriptOptions returns the options that run s's scenario files on a
 // control plane of one's own (racekit run does), once it has s's CRDs
 // (ReadCRDs): s's controllers and commands, checked.
 func (s Setup) ScriptOptions() (ScriptOptions, error) {
-	opts := harness.ScriptOptions{Dir: s.Dir, Controllers: s.Controllers, Commands: s.Commands}
+	opts := harness.ScriptOptions{Dir: s.Dir, Controllers: s.Controllers, Commands: s.Commands,
+		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel}
 	return opts, opts.Check()
 }
 
@@ -310,7 +349,8 @@ func (s Setup) options() (harness.ScriptOptions, error) {
 			return harness.ScriptOptions{}, err
 		}
 	}
-	opts := harness.ScriptOptions{Dir: dir, Controllers: s.Controllers, Commands: s.Commands}
+	opts := harness.ScriptOptions{Dir: dir, Controllers: s.Controllers, Commands: s.Commands,
+		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel}
 	if f := flag.Lookup("update"); f != nil {
 		opts.UpdateScripts = f.Value.String() == "true"
 	}

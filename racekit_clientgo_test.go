@@ -2,6 +2,7 @@ package racekit_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,8 +17,15 @@ import (
 	"github.com/racekit/racekit"
 )
 
-// TestMain stops the control plane TestClientGo starts.
-func TestMain(m *testing.M) { racekit.Main(m) }
+// TestMain stops the control plane the tests start, and runs the test
+// binary as a child program when a scenario spawns it (runChild).
+func TestMain(m *testing.M) {
+	if runChild() {
+		os.Exit(0)
+	}
+	onPath()
+	racekit.Main(m)
+}
 
 // TestClientGo races a controller written with client-go alone, registered
 // with racekit.ClientGo: its clientset is built from the rest.Config racekit

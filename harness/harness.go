@@ -176,9 +176,13 @@ type ScriptOptions struct {
 	// server's last answer about the object) check that answer against a
 	// GET, and fail if they differ. It is for racekit's own tests.
 	VerifyReads bool
-	// WaitTimeout bounds await and idle unless a line says within=D;
-	// zero means DefaultWait.
+	// WaitTimeout bounds the waits of what runs on its own (await, idle,
+	// ended, and spawn's wait for a fixed port) unless a line says
+	// within=D; zero means DefaultWait.
 	WaitTimeout time.Duration
+	// ExploreParallel bounds the interleavings of an exploration that run
+	// at once; zero means DefaultExploreParallel (four per CPU).
+	ExploreParallel int
 	// Controllers are the controllers scenarios may reconcile, by name.
 	Controllers []*Controller
 	// Commands are scenario commands beside the built-in ones: the
@@ -190,8 +194,21 @@ type ScriptOptions struct {
 // DefaultHookTimeout bounds a hook action that blocks.
 const DefaultHookTimeout = language.DefaultHookTimeout
 
+// SettledByWorkqueue, SettledByGoroutines, SettledByExit and
+// SettledByQuiet are the evidence idle names in the trace (Row.Settled).
+const (
+	SettledByExit       = record.SettledByExit
+	SettledByGoroutines = record.SettledByGoroutines
+	SettledByWorkqueue  = record.SettledByWorkqueue
+	SettledByQuiet      = record.SettledByQuiet
+)
+
 // DefaultWait bounds await and idle.
 const DefaultWait = running.DefaultWait
+
+// DefaultExploreParallel is how many interleavings of an exploration run
+// at once unless told: four per CPU.
+func DefaultExploreParallel() int { return explore.DefaultParallel() }
 
 // Language returns the scenario language's options for o: the extensions
 // of every layer, with o's controllers and commands.
@@ -205,7 +222,7 @@ func (o ScriptOptions) Language() (language.Options, error) {
 		Commands: o.Commands,
 	}
 	registry, err := controllers.Registry(o.Controllers)
-	lo.Extensions = extensions(controllers.Extension(registry, err))
+	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel})
 	if err != nil {
 		return lo, err
 	}
@@ -214,8 +231,8 @@ func (o ScriptOptions) Language() (language.Options, error) {
 
 // extensions are the layers above the language, in the order their seams
 // run.
-func extensions(ctrls *language.Extension) []*language.Extension {
-	return []*language.Extension{semantics.Extension(), ctrls, running.Extension(), explore.Extension()}
+func extensions(ctrls *language.Extension, xs explore.Settings) []*language.Extension {
+	return []*language.Extension{semantics.Extension(), ctrls, running.Extension(), explore.Extension(xs)}
 }
 
 // Check reports a controller or command that cannot be used: a name given
@@ -229,7 +246,7 @@ func (o ScriptOptions) Check() error {
 // Commands returns every built-in scenario command and extra, grouped as
 // help shows them: what a run with ScriptOptions.Commands extra offers.
 func Commands(extra ...*Command) []*Command {
-	all, _ := language.Table(extensions(controllers.Extension(nil, nil)), nil)
+	all, _ := language.Table(extensions(controllers.Extension(nil, nil), explore.Settings{}), nil)
 	for _, c := range all {
 		if c.Hidden {
 			delete(all, c.Name)
@@ -264,6 +281,9 @@ func Explore(ctx context.Context, cp *ControlPlane, o ScriptOptions, file string
 	lo, err := o.Language()
 	if err != nil {
 		return nil, err
+	}
+	if xo.Parallel == 0 {
+		xo.Parallel = o.ExploreParallel
 	}
 	return explore.Explore(ctx, cp, lo, file, xo)
 }

@@ -170,4 +170,60 @@ func TestPortsWaitBounded(t *testing.T) {
 	assert.Assert(t, !res[0].Passed)
 	want := `held.txtar:2: spawn server ports=47914 .*: port 47914 is still held after 300ms, by spawn web of scenario elsewhere, at elsewhere.txtar:3: scenarios that spawn with the same ports= run one at a time`
 	assert.Assert(t, regexp.MustCompile(want).MatchString(res[0].Log), "%s", res[0].Log)
+	// The run could not start: no claim failed, and explore counts it n/a.
+	assert.Assert(t, len(res[0].Failures) == 1 && res[0].Failures[0].Unavailable, "%+v", res[0].Failures)
+
+	// within= on the line bounds the wait, whatever the scenario's wait
+	// timeout.
+	assert.NilError(t, os.WriteFile(file, []byte("# A port another holds.\nspawn server ports=47914 within=200ms RACEKIT_HARNESS_CHILD=binder BIND_PORT=47914 -- harness.test\n"), 0o644))
+	res = RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, WaitTimeout: time.Hour})
+	assert.Assert(t, !res[0].Passed)
+	assert.Assert(t, regexp.MustCompile(`port 47914 is still held after 200ms`).MatchString(res[0].Log), "%s", res[0].Log)
+}
+
+// TestPortsHeldForTheRun checks that a port is the run's from the spawn
+// that first needs it until the scenario ends: across a restart, in which
+// another racekit process could otherwise take it, and after a halt, and
+// that it is free once the scenario has ended.
+func TestPortsHeldForTheRun(t *testing.T) {
+	const port = 47916
+	dir, err := running.PortsDir()
+	assert.NilError(t, err)
+	lockFile := filepath.Join(dir, strconv.Itoa(port)+".lock")
+	// free reports whether another process could take the port's lock now.
+	free := func() bool {
+		f, err := os.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
+		assert.NilError(t, err)
+		defer f.Close()
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			return false
+		}
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return true
+	}
+	var held []string
+	check := &Command{Name: "test-port-held", Args: "WHEN", Group: "run", MinArgs: 1, MaxArgs: 1, Summary: "note whether the port is held",
+		Run: func(sc *Scenario, inv Invocation) error {
+			if !free() {
+				held = append(held, inv.Args[0])
+			}
+			return nil
+		}}
+	file := filepath.Join(t.TempDir(), "restart.txtar")
+	script := fmt.Sprintf(`# A port held across a restart and a halt.
+spawn server ports=%d RACEKIT_HARNESS_CHILD=binder BIND_PORT=%d -- harness.test
+await server list configmaps 200
+test-port-held spawned
+restart server
+await server list configmaps 200 2
+test-port-held restarted
+halt server
+stdout 'bound 127.0.0.1:%d'
+test-port-held halted
+`, port, port, port)
+	assert.NilError(t, os.WriteFile(file, []byte(script), 0o644))
+	res := RunFiles(context.Background(), controlPlane(t), ScriptOptions{Files: []string{file}, Commands: []*Command{check}})
+	assert.Assert(t, res[0].Passed, "%s", res[0].Log)
+	assert.DeepEqual(t, held, []string{"spawned", "restarted", "halted"})
+	assert.Assert(t, free(), "the port is still held after the scenario ended")
 }

@@ -25,7 +25,7 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--crds PATH]... [--shard I/N] [--json FILE] [--html FILE] FILE.txtar...\n" +
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--crds PATH]... [--shard I/N] [--parallel N] [--wait D] [--json FILE] [--html FILE] FILE.txtar...\n" +
 	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
@@ -65,6 +65,13 @@ the JSON reports of every shard of one exploration, joins them, and prints
 the table of the whole, as one racekit explore without --shard would; it
 needs no control plane, and refuses reports that overlap, leave runs out
 or come from different explorations.
+
+--parallel N runs at most N of the runs at once (default four per CPU);
+runs that need the same fixed port (spawn ... ports=) take turns for it
+whatever N. --wait D bounds every wait for what runs on its own (await,
+idle, ended, and spawn's wait for a port another racekit process holds)
+unless a line says within=; the default is 30s. A run that could not
+start, its port held elsewhere past the wait, is n/a, never a finding.
 
 --html FILE writes one page, which needs no network: the workload's
 sequence diagram with each explored moment marked and coloured by outcome,
@@ -109,8 +116,11 @@ type exploreFlags struct {
 	bug   teaching.Variant
 	crds  crdFlag
 	shard struct{ i, n int } // n == 0: no --shard
-	json  string
-	html  string
+	// parallel and wait are --parallel and --wait: 0 for their defaults.
+	parallel int
+	wait     time.Duration
+	json     string
+	html     string
 	// merge is set by --merge; then reports are the JSON files to merge,
 	// and file is empty.
 	merge   bool
@@ -129,6 +139,8 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 	bug := fl.String("bug", "", "explore the teaching variant `NAME` of the controller (racekit run --list-bugs)")
 	fl.Var(&f.crds, "crds", crdUsage)
 	shard := fl.String("shard", "", "run shard `I/N` of the exploration's runs (1 ≤ I ≤ N)")
+	fl.IntVar(&f.parallel, "parallel", 0, "run at most `N` of the exploration's runs at once (default four per CPU)")
+	fl.DurationVar(&f.wait, "wait", 0, "bound every wait for what runs on its own to `D` unless a line says within= (default 30s)")
 	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE`, which must not exist")
 	fl.StringVar(&f.html, "html", "", "write the report as one page with its diagrams to `FILE`, which must not exist")
 	fl.BoolVar(&f.merge, "merge", false, "merge the JSON reports of shards, given as the arguments, and print the whole's table")
@@ -152,6 +164,10 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 		return f, fl, fmt.Errorf("--json writes one exploration's report, and %d FILEs were given: explore one FILE with --json", len(files))
 	case len(files) > 1 && f.html != "":
 		return f, fl, fmt.Errorf("--html draws one exploration's page, and %d FILEs were given: explore one FILE with --html", len(files))
+	case flagSet(fl, "parallel") && f.parallel < 1:
+		return f, fl, fmt.Errorf("bad --parallel %d: want at least 1", f.parallel)
+	case f.wait < 0:
+		return f, fl, fmt.Errorf("bad --wait %v: want a positive duration such as 2m", f.wait)
 	case depthSet(fl) && (f.depth < 1 || f.depth > harness.MaxExploreDepth):
 		return f, fl, fmt.Errorf("bad --depth %d: want 1 or %d", f.depth, harness.MaxExploreDepth)
 	}
@@ -237,6 +253,7 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
 		return exitFail
 	}
+	opts.WaitTimeout, opts.ExploreParallel = f.wait, f.parallel
 	// A file that is no explore scenario is refused before the control
 	// plane starts, with the file:line of what is wrong.
 	for _, file := range f.files {

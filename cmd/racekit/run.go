@@ -28,7 +28,7 @@ import (
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--list] [--list-bugs] [FILE.txtar ...]\n"
+const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--wait D] [--list] [--list-bugs] [FILE.txtar ...]\n"
 
 const runHelp = runUsage + `
 Runs race scenarios on a control plane of its own and prints a line per
@@ -44,6 +44,10 @@ the scenarios run; give it once per path. With it, a controller written in
 any language is raced from a txtar file alone: the scenario spawns it
 through the racing proxy (spawn controller -- python3 operator.py). A path
 that does not exist, or holds no CRD, is a usage error.
+
+--wait D bounds every wait for what runs on its own (await, idle, ended,
+and spawn's wait for a fixed port another racekit process holds) unless a
+line says within=; the default is 30s. A slow machine may need more.
 
 --trace json and --trace mermaid write for tools: standard output holds
 one document and nothing else, and the PASS and FAIL lines, failure logs
@@ -93,8 +97,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	listBugs := fl.Bool("list-bugs", false, "list the teaching variants, and run nothing")
 	var crdPaths crdFlag
 	fl.Var(&crdPaths, "crds", crdUsage)
+	wait := fl.Duration("wait", 0, "bound every wait for what runs on its own to `D` unless a line says within= (default 30s)")
 	if code, done := flagsDone("run", fl.Parse(args), fl, runHelp, runUsage, stdout, stderr); done {
 		return code
+	}
+	if *wait < 0 {
+		fmt.Fprintf(stderr, "racekit run: bad --wait %v: want a positive duration such as 2m\n%s", *wait, runUsage)
+		return exitUsage
 	}
 	if *format != "text" && *format != "mermaid" && *format != "json" {
 		fmt.Fprintf(stderr, "racekit run: bad --trace %q: want text, mermaid or json\n%s", *format, runUsage)
@@ -172,7 +181,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "racekit run: %v\n", err)
 		return exitFail
 	}
-	opts.Files = files
+	opts.Files, opts.WaitTimeout = files, *wait
 	results := harness.RunFiles(ctx, cp, opts)
 	for _, r := range results {
 		status := "PASS"

@@ -3,17 +3,27 @@ package explore
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// commandsWith returns explore's commands, whose explorations run with s.
+func commandsWith(s Settings) []*language.Command {
+	cmds := slices.Clone(commands)
+	explore := *cmds[0]
+	explore.Run = func(sc *language.Scenario, inv language.Invocation) error { return runExplore(sc, inv, s) }
+	cmds[0] = &explore
+	return cmds
+}
+
+// commands are explore's commands; the explore line's Run is commandsWith's.
 var commands = []*language.Command{
 	{
 		Name: "explore", Args: "[depth=N] [only=RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
 		Summary: "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up)",
-		Run:     runExplore,
 	},
 	{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
@@ -35,12 +45,12 @@ var commands = []*language.Command{
 	},
 }
 
-func runExplore(sc *language.Scenario, inv language.Invocation) error {
+func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) error {
 	file, _, ok := strings.Cut(inv.Pos, ":")
 	if !ok {
 		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
 	}
-	var xo Options
+	xo := Options{Parallel: s.Parallel}
 	xo.Select, xo.Selected = momentsRun(sc.T())
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.

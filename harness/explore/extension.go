@@ -22,14 +22,23 @@ type state struct {
 
 var stateKey = language.NewKey("explore", func(*language.Scenario) *state { return &state{} })
 
+// Settings are what a project sets of the explorations its scenarios run
+// under go test (racekit.Setup): the explore line's own Options.
+type Settings struct {
+	// Parallel bounds the interleavings that run at once; 0 means
+	// DefaultParallel.
+	Parallel int
+}
+
 // Extension returns the extension of explore: the explore, with and
-// explore-from lines. A scenario with an explore line only explores: the
-// lines before it run in each of explore's runs, not in the scenario
-// itself, so that go test and racekit explore run the same lines.
-func Extension() *language.Extension {
+// explore-from lines, whose explorations run with s. A scenario with an
+// explore line only explores: the lines before it run in each of
+// explore's runs, not in the scenario itself, so that go test and racekit
+// explore run the same lines.
+func Extension(s Settings) *language.Extension {
 	return &language.Extension{
 		Name:     "explore",
-		Commands: commands,
+		Commands: commandsWith(s),
 		Setup: func(sc *language.Scenario, _ func(string, string)) error {
 			if hasExploreLine(sc.Script()) {
 				st := stateKey.Of(sc)

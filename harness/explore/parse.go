@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,9 +36,11 @@ import (
 // MaxDepth bounds the moments one interleaving hooks.
 const MaxDepth = 2
 
-// exploreWorkers bounds the interleavings that run at once: each waits on
-// the API server most of its time.
-const exploreWorkers = 8
+// DefaultParallel is how many interleavings run at once unless told: four
+// per CPU, since each waits on the API server most of its time (eight on
+// two cores). Runs that need the same fixed port (spawn ... ports=) take
+// turns for it whatever the number.
+func DefaultParallel() int { return 4 * runtime.NumCPU() }
 
 // exploration is an explore scenario, parsed.
 type exploration struct {

@@ -67,10 +67,12 @@ func (il Interleaving) InterfererFailed() bool {
 // them, and a call the learning run saw (a lease renewed, a resync) need
 // not recur; that run is n/a too.
 func judge(il *Interleaving, passed bool, heads []int, onTheirOwn map[string]bool) {
-	var own, unfired, other []language.Failure
+	var own, unfired, other, unavailable []language.Failure
 	for _, f := range il.Failures {
 		_, line := language.SplitPos(hookArmed(f))
 		switch {
+		case f.Unavailable:
+			unavailable = append(unavailable, f)
 		case f.Tolerated:
 			own = append(own, f)
 		case f.Kind == language.FailUnfired && slices.Contains(heads, line):
@@ -80,6 +82,11 @@ func judge(il *Interleaving, passed bool, heads []int, onTheirOwn map[string]boo
 		}
 	}
 	switch {
+	case len(unavailable) > 0:
+		// The run could not start as the scenario says (a fixed port
+		// another racekit process held past the wait): it tried nothing.
+		msg, _, _ := strings.Cut(unavailable[0].Text(), "\n")
+		il.NotApplicable, il.NotApplicableWhy = true, "could not start: "+unavailable[0].Pos()+": "+msg
 	case len(other) > 0:
 		il.Failure = other[0].Summary()
 	case len(unfired) > 0 && len(il.Hooks) > 1:

@@ -49,6 +49,9 @@ type Options struct {
 	// the production controller), for the report's identity: Merge
 	// refuses to join explorations of different variants.
 	Variant string
+	// Parallel bounds the interleavings that run at once; 0 means
+	// DefaultParallel.
+	Parallel int
 }
 
 // inShard reports whether the run called name belongs to shard i of n.
@@ -60,7 +63,7 @@ func inShard(name string, i, n int) bool {
 
 // Explore explores the scenario in file on cp with opts' controllers and
 // commands: a learning run, then one run per moment and interferer, at
-// most exploreWorkers at a time, each in a namespace of its own.
+// most xo.Parallel at a time, each in a namespace of its own.
 func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, file string, xo Options) (*Report, error) {
 	cmds, err := language.Table(opts.Extensions, opts.Commands)
 	if err != nil {
@@ -133,7 +136,11 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	if unselected > 0 {
 		rep.Selected = xo.Selected
 	}
-	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, xo.Progress)
+	parallel := xo.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel()
+	}
+	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, parallel, xo.Progress)
 	if err := interfererFails(e, rep); err != nil {
 		return nil, err
 	}
@@ -147,15 +154,15 @@ type run struct {
 	hooks []Hook
 }
 
-// runAll runs todo, at most exploreWorkers at a time, each in a folder of
-// its own under dir, and returns their outcomes in todo's order; progress,
-// if set, hears of each run's end.
-func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, e *exploration, dir string, todo []run, progress func(done, total, failed int)) []Interleaving {
+// runAll runs todo, at most parallel at a time, each in a folder of its own
+// under dir, and returns their outcomes in todo's order; progress, if set,
+// hears of each run's end.
+func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, e *exploration, dir string, todo []run, parallel int, progress func(done, total, failed int)) []Interleaving {
 	out := make([]Interleaving, len(todo))
 	var mu sync.Mutex
 	done, failed := 0, 0
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, exploreWorkers)
+	slots := make(chan struct{}, parallel)
 	for i, r := range todo {
 		wg.Add(1)
 		go func() {

@@ -95,6 +95,12 @@ func Sorted(cmds map[string]*Command) []*Command {
 // failed.
 var ErrUsage = errors.New("usage")
 
+// ErrUnavailable marks a command that could not have what the run needs
+// from outside it, such as a fixed port another racekit process held past
+// the wait: no claim was made, and explore counts such a run n/a, never a
+// finding.
+var ErrUnavailable = errors.New("unavailable")
+
 // usageError is an argument error with the command's usage line added: it
 // still reads as ErrUsage to errors.Is, so that try can tell a bad line
 // from a command that failed.

@@ -64,6 +64,10 @@ type Failure struct {
 	// Usage is set when the line's own arguments were wrong (ErrUsage),
 	// not a claim or a call: a failing twin must fail on a claim.
 	Usage bool `json:",omitempty"`
+	// Unavailable is set when the line could not have what the run needs
+	// from outside it (ErrUnavailable): a fixed port another process held
+	// past the wait. The run could not start as the scenario says.
+	Unavailable bool `json:",omitempty"`
 	// Tolerated is set on an explore interferer's action that failed:
 	// the run reports it and goes on, so that the invariants still judge
 	// the run (Options.Interferers).

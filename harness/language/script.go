@@ -185,7 +185,7 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure
 		if err != nil {
-			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: errors.Is(err, ErrUsage)}
+			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: errors.Is(err, ErrUsage), Unavailable: errors.Is(err, ErrUnavailable)}
 			var named *referee.RulesError
 			if errors.As(err, &named) {
 				f.Findings, f.Rules = named.Findings(), named.Lines()

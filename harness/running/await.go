@@ -30,7 +30,6 @@ var waitCommands = []*language.Command{
 // answer an event on a loaded machine, far shorter than go test's timeout.
 const DefaultWait = 30 * time.Second
 
-
 // awaitOptions are await's: within=, and since=MARK, which counts only the
 // calls sent after mark MARK (the calls of a restarted name's new life,
 // when its first life may have made such calls too, or not).

@@ -57,7 +57,7 @@ type life struct {
 	// (crash.go); again starts its name anew as it was started, for
 	// restart (restart.go).
 	crash crashState
-	again func(sc *language.Scenario, pos string) error
+	again func(sc *language.Scenario, pos string, within time.Duration) error
 
 	mu sync.Mutex
 	// halted says where halt stopped it: a script's file:line, or the

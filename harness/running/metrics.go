@@ -117,9 +117,9 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 		return q
 	}
 	for fam, set := range map[string]func(*queueState, float64){
-		"workqueue_depth":                 func(q *queueState, v float64) { q.depth += v },
-		"workqueue_adds_total":            func(q *queueState, v float64) { q.adds += v },
-		"workqueue_retries_total":         func(q *queueState, v float64) { q.retries += v },
+		"workqueue_depth":                  func(q *queueState, v float64) { q.depth += v },
+		"workqueue_adds_total":             func(q *queueState, v float64) { q.adds += v },
+		"workqueue_retries_total":          func(q *queueState, v float64) { q.retries += v },
 		"workqueue_queue_duration_seconds": func(q *queueState, v float64) { q.gets += v },
 		"workqueue_work_duration_seconds":  func(q *queueState, v float64) { q.dones += v },
 	} {

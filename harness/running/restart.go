@@ -3,6 +3,7 @@ package running
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -18,9 +19,10 @@ import (
 // past: what a controller that reconnects to a lagging API server sees.
 var restartCommands = []*language.Command{
 	{
-		Name: "restart", Args: "NAME [stale RESOURCE...] [at=RV|MARK]", Group: "run", MinArgs: 1, MaxArgs: -1,
+		Name: "restart", Args: "NAME [stale RESOURCE...] [at=RV|MARK] [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: -1,
 		Summary: "crash what start or spawn runs as NAME (as crash does; a NAME a crash already killed is not crashed again), then start or spawn it again at once with its last command line and environment, as a new life of the same actor (a process's log is then $WORK/NAME.2.log, and so on); " +
 			"each stale RESOURCE is held at the wire for it as of at= (a resourceVersion or a mark; default: the revision at the crash), as hold NAME RESOURCE at= holds it: its next LIST of RESOURCE is served as of then, and its watch held until release; " +
+			"a spawned NAME keeps the ports it holds (ports=) across the restart, and within= overrides the spawn line's own bound of its wait for them; " +
 			"as a hook's action, at that moment; with explore, with restart NAME tries every moment",
 		Hookable: true, Run: runRestart,
 	},
@@ -31,7 +33,19 @@ var holdAt = HoldAt
 
 func runRestart(sc *language.Scenario, inv language.Invocation) error {
 	name := inv.Args[0]
-	stale, at, err := parseRestart(inv.Args[1:])
+	args := inv.Args[1:]
+	var within time.Duration
+	if n := len(args); n > 0 && strings.HasPrefix(args[n-1], "within=") {
+		o, err := language.ParseOptions(args[n-1:], waitOptions)
+		if err != nil {
+			return err
+		}
+		if within, err = language.DurationOption(o, "within", 0); err != nil {
+			return err
+		}
+		args = args[:n-1]
+	}
+	stale, at, err := parseRestart(args)
 	if err != nil {
 		return err
 	}
@@ -75,7 +89,7 @@ func runRestart(sc *language.Scenario, inv language.Invocation) error {
 			return fmt.Errorf("%s was crashed, but not started again: hold %s %s at=%s: %w", name, l.actor, resources[i].Resource, rv, err)
 		}
 	}
-	if err := l.again(sc, inv.Pos); err != nil {
+	if err := l.again(sc, inv.Pos, within); err != nil {
 		return fmt.Errorf("%s was crashed, but could not be started again: %w", name, err)
 	}
 	return nil
@@ -131,9 +145,9 @@ func revisionNow(sc *language.Scenario, gvr schema.GroupVersionResource, namespa
 
 // startAgain returns how restart starts a controller again: start with
 // the arguments it was started with.
-func startAgain(args []string) func(*language.Scenario, string) error {
+func startAgain(args []string) func(*language.Scenario, string, time.Duration) error {
 	args = append([]string(nil), args...)
-	return func(sc *language.Scenario, pos string) error {
+	return func(sc *language.Scenario, pos string, _ time.Duration) error {
 		return runStart(sc, language.Invocation{Args: args, Pos: pos})
 	}
 }
@@ -141,9 +155,9 @@ func startAgain(args []string) func(*language.Scenario, string) error {
 // spawnAgain returns how restart spawns a process again: spawn with the
 // arguments it was spawned with, so the same command line and
 // environment.
-func spawnAgain(args []string) func(*language.Scenario, string) error {
+func spawnAgain(args []string) func(*language.Scenario, string, time.Duration) error {
 	args = append([]string(nil), args...)
-	return func(sc *language.Scenario, pos string) error {
-		return runSpawn(sc, language.Invocation{Args: args, Pos: pos})
+	return func(sc *language.Scenario, pos string, within time.Duration) error {
+		return spawn(sc, language.Invocation{Args: args, Pos: pos}, within)
 	}
 }

@@ -28,11 +28,11 @@ import (
 // actor's.
 var spawnCommands = []*language.Command{
 	{
-		Name: "spawn", Args: "NAME [ports=PORT,...] [metrics=ADDR] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
+		Name: "spawn", Args: "NAME [ports=PORT,...] [metrics=ADDR] [within=DURATION] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
 		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME, its LISTs and WATCHes of every namespace kept to the scenario's, its impersonation headers (unless actor NAME impersonate=true) and connection upgrades (exec, attach, port-forward) refused: " +
 			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
 			"it gets SIGTERM when the scenario ends, if halt has not stopped it; " +
-			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: spawn takes a lock per port that every racekit process on the machine shares (a flock on racekit/ports/PORT.lock in the user's cache folder) before it starts the program, and lets it go when the program has exited, so that scenarios that need the same port run one at a time; it waits for a port another holds at most the scenario's wait timeout (as await), then fails, naming who holds it; " +
+			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: a port is held from the spawn that first needs it until the scenario ends, across NAME's restarts and lives; scenarios of one racekit process take turns for it without a time limit, and racekit processes share a lock per port (a flock on racekit/ports/PORT.lock in the user's cache folder), for which spawn waits at most within= (default the scenario's wait timeout), then fails as unavailable, naming who holds it (explore counts such a run n/a); " +
 			"metrics=ADDR (spawn's own) is where the process serves its Prometheus metrics over plain HTTP (:8080, 127.0.0.1:8080, or $METRICS_ADDR: a free port of loopback that spawn puts in its place on the line and in the environment, to pass to the program's flag): idle then settles it by its workqueues",
 		Run: runSpawn,
 	},
@@ -48,14 +48,25 @@ const SpawnedKubeconfig = ".kube/ACTOR"
 // is in its log file.
 const spawnedLog = 64 << 10
 
-func runSpawn(sc *language.Scenario, inv language.Invocation) error {
+func runSpawn(sc *language.Scenario, inv language.Invocation) error { return spawn(sc, inv, 0) }
+
+// spawn runs the spawn line inv; within, when set, overrides the line's
+// within= (restart's own).
+func spawn(sc *language.Scenario, inv language.Invocation, within time.Duration) error {
 	name := inv.Args[0]
 	if !language.ValidActor(name) {
 		return language.UsageError("bad name %q: the process's actor, a lower-case name such as controller", name)
 	}
-	env, ports, metrics, rest, err := spawnLine(name, inv.Args[1:])
+	line, err := parseSpawnLine(name, inv.Args[1:])
 	if err != nil {
 		return err
+	}
+	env, ports, metrics, rest := line.env, line.ports, line.metrics, line.command
+	if within == 0 {
+		within = line.within
+	}
+	if within == 0 {
+		within = waitTimeout(sc)
 	}
 	if err := checkFree(sc, name, name, "spawn"); err != nil {
 		return err
@@ -80,13 +91,11 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	release, err := lockPorts(sc, name, ports, inv.Pos)
-	if err != nil {
+	if err := lockPorts(sc, name, ports, inv.Pos, within); err != nil {
 		return err
 	}
 	logFile, err := spawnLog(sc, name)
 	if err != nil {
-		release()
 		return err
 	}
 	out := tail.New(spawnedLog)
@@ -103,7 +112,6 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	started, first := time.Now(), sc.Recorder().LastSeq()+1
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
-		release()
 		return fmt.Errorf("start %s: %w%s", args[0], err, notFoundHint(sc, args[0], err))
 	}
 	pid := cmd.Process.Pid
@@ -119,7 +127,6 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		// What it started in its group goes with it.
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		sc.ControlPlane().Untrack(pid)
-		release()
 		logFile.Close()
 		if err != nil {
 			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
@@ -130,38 +137,57 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	return nil
 }
 
-// spawnLine reads what follows NAME on a spawn line: the KEY=VALUEs of
-// the environment, ports= (spawn's own, ports.go) and metrics= (its own,
-// metrics.go), and, after --, the command and its arguments.
-func spawnLine(name string, args []string) (env []string, ports []int, metrics string, command []string, err error) {
+// spawnLine is what follows NAME on a spawn line: the KEY=VALUEs of the
+// environment, spawn's own ports= (ports.go), metrics= (metrics.go) and
+// within=, and, after --, the command and its arguments.
+type spawnLine struct {
+	env     []string
+	ports   []int
+	metrics string
+	within  time.Duration
+	command []string
+}
+
+// parseSpawnLine reads what follows NAME on a spawn line.
+func parseSpawnLine(name string, args []string) (spawnLine, error) {
+	var line spawnLine
 	rest := args
+	seen := map[string]bool{}
 	for len(rest) > 0 && rest[0] != "--" {
 		k, v, ok := strings.Cut(rest[0], "=")
 		switch {
 		case !ok || k == "":
-			return nil, nil, "", nil, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
-		case k == portsOption && ports != nil:
-			return nil, nil, "", nil, language.UsageError("ports= given twice: give every port in one, ports=8080,8081")
+			return spawnLine{}, language.UsageError("want KEY=VALUE or -- before the command, got %q: spawn %s -- ./manager --kubeconfig $KUBECONFIG", rest[0], name)
+		case (k == portsOption || k == metricsOption || k == "within") && seen[k]:
+			return spawnLine{}, language.UsageError("%s= given twice", k)
 		case k == portsOption:
-			if ports, err = parsePorts(v); err != nil {
-				return nil, nil, "", nil, err
+			ports, err := parsePorts(v)
+			if err != nil {
+				return spawnLine{}, err
 			}
-		case k == metricsOption && metrics != "":
-			return nil, nil, "", nil, language.UsageError("metrics= given twice: a process has one metrics endpoint")
+			line.ports = ports
 		case k == metricsOption:
 			if v == "" {
-				return nil, nil, "", nil, language.UsageError("metrics= names no address: want metrics=:8080, or metrics=$METRICS_ADDR with the process told to serve there")
+				return spawnLine{}, language.UsageError("metrics= names no address: want metrics=:8080, or metrics=$METRICS_ADDR with the process told to serve there")
 			}
-			metrics = v
+			line.metrics = v
+		case k == "within":
+			d, err := language.DurationOption(map[string]string{k: v}, k, 0)
+			if err != nil {
+				return spawnLine{}, err
+			}
+			line.within = d
 		default:
-			env = append(env, rest[0])
+			line.env = append(line.env, rest[0])
 		}
+		seen[k] = true
 		rest = rest[1:]
 	}
 	if len(rest) < 2 {
-		return nil, nil, "", nil, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
+		return spawnLine{}, language.UsageError("want -- and a command after the name, as in spawn %s -- ./manager --kubeconfig $KUBECONFIG", name)
 	}
-	return env, ports, metrics, rest, nil
+	line.command = rest
+	return line, nil
 }
 
 // placeMetrics returns the URL of the process's metrics endpoint, "" when

@@ -11,7 +11,7 @@ import (
 // commands is every command a scenario of the harness may use, by name, for
 // the transforms that read scripts.
 var commands = func() map[string]*language.Command {
-	cmds, err := language.Table([]*language.Extension{semantics.Extension(), controllers.Extension(nil, nil), running.Extension(), explore.Extension()}, nil)
+	cmds, err := language.Table([]*language.Extension{semantics.Extension(), controllers.Extension(nil, nil), running.Extension(), explore.Extension(explore.Settings{})}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,238 @@
+// Command stress runs racekit's scenario suites quietly once and then
+// under artificial load, and compares the verdicts: a verdict that changes
+// with the machine's load is a bug (make stress; docs/reliability.md).
+//
+// The loads, each for ROUNDS rounds (-rounds, or $STRESS_ROUNDS):
+//
+//   - busy: a busy loop on every core, in processes of their own, while
+//     the suites run;
+//   - one core: the busy loops still running, and the suites' processes
+//     pinned to one core (sched_setaffinity, inherited by every process a
+//     test starts: the control plane, spawned operators) with
+//     GOMAXPROCS=1.
+//
+// Each run is go test -json; a test's verdict is its last pass, fail or
+// skip. The command prints one line per load and round, then every test
+// whose verdict differs from the quiet run's, and exits 1 if one does.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// suite is one go test command of the stress run: a module's folder and
+// its packages and flags.
+type suite struct {
+	dir  string
+	args []string
+}
+
+// suites are the catalogue, the harness's scripts, the root package's
+// scenarios (the operator on a fixed port), the examples and realbugs.
+var suites = []suite{
+	{".", []string{"./scenarios", "."}},
+	{".", []string{"./harness", "-run", "TestControllerScripts|TestNamespaces|TestPorts|TestPythonClient|TestBadInput|TestFailingTwins"}},
+	{"examples", []string{"./..."}},
+	{"realbugs", []string{"./..."}},
+}
+
+func main() {
+	if len(os.Args) == 2 && os.Args[1] == "-burn" {
+		burn()
+	}
+	rounds := flag.Int("rounds", envInt("STRESS_ROUNDS", 1), "rounds of each load")
+	race := flag.String("race", os.Getenv("RACE"), "the -race flag for go test, or empty")
+	flag.Parse()
+	start := time.Now()
+	base, err := runAll("quiet", *race, false)
+	if err != nil {
+		fatal(err)
+	}
+	diffs := 0
+	for r := 1; r <= *rounds; r++ {
+		for _, pinned := range []bool{false, true} {
+			name := fmt.Sprintf("busy, round %d", r)
+			if pinned {
+				name = fmt.Sprintf("one core, round %d", r)
+			}
+			stop, err := load()
+			if err != nil {
+				fatal(err)
+			}
+			got, err := runAll(name, *race, pinned)
+			stop()
+			if err != nil {
+				fatal(err)
+			}
+			diffs += compare(name, base, got)
+		}
+	}
+	fmt.Printf("stress: %d rounds of 2 loads over %d tests: %d differences in verdicts (%s)\n", *rounds, len(base), diffs, time.Since(start).Round(time.Second))
+	if diffs > 0 {
+		os.Exit(1)
+	}
+}
+
+// runAll runs every suite under the named load and returns each test's
+// verdict, by package and name.
+func runAll(name, race string, pinned bool) (map[string]string, error) {
+	verdicts := map[string]string{}
+	began := time.Now()
+	failed := 0
+	for _, s := range suites {
+		args := append([]string{"test", "-json", "-count=1", "-timeout", "60m"}, s.args...)
+		if race != "" {
+			args = append(args[:4], append([]string{race}, args[4:]...)...)
+		}
+		cmd := exec.Command("go", args...)
+		cmd.Dir = s.dir
+		cmd.Env = append(os.Environ(), "RACEKIT_EXPLORATIONS=10")
+		cmd.Stderr = os.Stderr
+		if pinned {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS=1")
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return nil, err
+		}
+		if pinned {
+			// Pinned before it starts: every process it starts inherits
+			// the mask.
+			runtime.LockOSThread()
+			var one unix.CPUSet
+			one.Set(0)
+			if err := unix.SchedSetaffinity(0, &one); err != nil {
+				return nil, fmt.Errorf("pin to one core: %w", err)
+			}
+		}
+		err = cmd.Start()
+		if pinned {
+			var all unix.CPUSet
+			for i := range runtime.NumCPU() {
+				all.Set(i)
+			}
+			_ = unix.SchedSetaffinity(0, &all)
+			runtime.UnlockOSThread()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := readVerdicts(out, verdicts); err != nil {
+			return nil, err
+		}
+		_ = cmd.Wait() // a failing test is a verdict, read above
+	}
+	for _, v := range verdicts {
+		if v == "fail" {
+			failed++
+		}
+	}
+	fmt.Printf("stress: %-18s %d tests, %d failed (%s)\n", name, len(verdicts), failed, time.Since(began).Round(time.Second))
+	return verdicts, nil
+}
+
+// event is a line of go test -json.
+type event struct {
+	Action, Package, Test string
+}
+
+// readVerdicts reads go test -json from r into verdicts.
+func readVerdicts(r io.Reader, verdicts map[string]string) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		switch e.Action {
+		case "pass", "fail", "skip":
+			key := e.Package
+			if e.Test != "" {
+				key += " " + e.Test
+			}
+			verdicts[key] = e.Action
+		}
+	}
+	return sc.Err()
+}
+
+// compare prints the tests whose verdict in got differs from base's, and
+// returns how many do. A test only one of them ran counts.
+func compare(name string, base, got map[string]string) int {
+	var diffs []string
+	for k, v := range base {
+		if g, ok := got[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("  %s: %s quietly, not run under %s", k, v, name))
+		} else if g != v {
+			diffs = append(diffs, fmt.Sprintf("  %s: %s quietly, %s under %s", k, v, g, name))
+		}
+	}
+	for k, g := range got {
+		if _, ok := base[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("  %s: not run quietly, %s under %s", k, g, name))
+		}
+	}
+	sort.Strings(diffs)
+	if len(diffs) > 0 {
+		fmt.Println(strings.Join(diffs, "\n"))
+	}
+	return len(diffs)
+}
+
+// load starts a busy loop on every core, each in a process of its own, and
+// returns what stops them.
+func load() (func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	var cmds []*exec.Cmd
+	for range runtime.NumCPU() {
+		c := exec.Command(exe, "-burn")
+		if err := c.Start(); err != nil {
+			return nil, err
+		}
+		cmds = append(cmds, c)
+	}
+	return func() {
+		for _, c := range cmds {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	}, nil
+}
+
+// burn spins one core until killed.
+func burn() {
+	runtime.GOMAXPROCS(1)
+	n := 0
+	for {
+		n++
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "stress:", err)
+	os.Exit(2)
+}
