@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -90,30 +89,20 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	cmd.Env = append(append(os.Environ(), env...), "KUBECONFIG="+kubeconfig, "NAMESPACE="+sc.Namespace)
 	cmd.Stdout = io.MultiWriter(logFile, out)
 	cmd.Stderr = cmd.Stdout
-	// Its own process group, so that SIGTERM and SIGKILL reach what it
-	// starts too; and SIGKILL if this process dies first, so that a
-	// racekit killed outright leaves no controller behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	tree, err := startTree(sc, cmd)
+	if err != nil {
 		logFile.Close()
 		release()
 		return fmt.Errorf("start %s: %w%s", args[0], err, notFoundHint(sc, args[0], err))
 	}
-	pid := cmd.Process.Pid
-	sc.ControlPlane().Track(pid)
-	signal := func(s syscall.Signal) func() {
-		return func() { _ = syscall.Kill(-pid, s) }
-	}
-	l := &life{name: name, actor: name, what: "process", started: started, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
+	l := &life{name: name, actor: name, what: "process", started: started, stop: tree.terminate, kill: tree.kill,
 		done: make(chan struct{}), output: out, again: spawnAgain(inv.Args)}
 	addLife(sc, l)
 	go func() {
-		err := cmd.Wait()
-		// What it started in its group goes with it.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		sc.ControlPlane().Untrack(pid)
+		// What it started goes with it: its ports are free then.
+		err := tree.wait()
 		release()
 		logFile.Close()
 		if err != nil {
