@@ -90,13 +90,14 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 	cmd.Stdout = io.MultiWriter(logFile, out)
 	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = 2 * time.Second
-	started := time.Now()
 	tree, err := startTree(sc, cmd)
 	if err != nil {
 		logFile.Close()
 		release()
 		return fmt.Errorf("start %s: %w%s", args[0], err, notFoundHint(sc, args[0], err))
 	}
+	// Once the program runs: the reaper's own start is not the program's.
+	started := time.Now()
 	l := &life{name: name, actor: name, what: "process", started: started, stop: tree.terminate, kill: tree.kill,
 		done: make(chan struct{}), output: out, again: spawnAgain(inv.Args)}
 	addLife(sc, l)

@@ -26,7 +26,7 @@ import (
 //     prints "pids DAEMON LEAF", then blocks;
 //   - leaf ignores SIGTERM and blocks.
 //
-// And as starter: a process that starts program under a reaper, with its
+// And as ready, which prints "ready" and blocks; and as starter: a process that starts program under a reaper, with its
 // own stdout as the tree's, prints "program PID", and blocks until the
 // test kills it.
 const (
@@ -84,6 +84,9 @@ func helper(mode string) int {
 			return 1
 		}
 		fmt.Printf("pids %d %d\n", os.Getpid(), leaf.Process.Pid)
+		block()
+	case "ready":
+		fmt.Println("ready")
 		block()
 	case "leaf":
 		signal.Ignore(syscall.SIGTERM)

@@ -189,6 +189,12 @@ func (t *tree) reapAll() {
 // shows them. The caller holds tree.mu, so no child is reaped meanwhile,
 // and each pid still names the child it was read for.
 func killChildren() {
+	// A reaper with no child, which the program's own exit usually
+	// leaves, need not read all of /proc to learn it.
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil); errors.Is(err, syscall.ECHILD) {
+		return
+	}
 	self := os.Getpid()
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,14 +186,21 @@ func TestStarterDies(t *testing.T) {
 	starter.Stdout, starter.Stderr = pw, pw
 	assert.NilError(t, starter.Start())
 	pw.Close()
+	// The starter's line and the daemon's come in either order.
 	out := bufio.NewReader(pr)
-	line, err := out.ReadString('\n')
-	assert.NilError(t, err, "read the program's pid: %q", line)
-	program, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "program "))
-	assert.NilError(t, err, "want program PID, got %q", line)
-	procs := []proc{watch(t, "program", program)}
-	daemon, leaf := readPids(t, out)
-	procs = append(procs, watch(t, "daemon", daemon), watch(t, "leaf", leaf))
+	var procs []proc
+	for range 2 {
+		line, err := out.ReadString('\n')
+		assert.NilError(t, err, "read the starter's output: %q", line)
+		var program, daemon, leaf int
+		if _, err := fmt.Sscanf(line, "program %d", &program); err == nil {
+			procs = append(procs, watch(t, "program", program))
+		} else if _, err := fmt.Sscanf(line, "pids %d %d", &daemon, &leaf); err == nil {
+			procs = append(procs, watch(t, "daemon", daemon), watch(t, "leaf", leaf))
+		} else {
+			t.Fatalf("want program PID or pids DAEMON LEAF, got %q", line)
+		}
+	}
 	assert.Assert(t, cmp.Len(running(procs), 3))
 
 	assert.NilError(t, starter.Process.Kill())
@@ -260,9 +268,8 @@ func TestStartFails(t *testing.T) {
 
 // TestProgramAsStarted checks what the program gets, against what cmd
 // says: its arguments, folder and environment (without the reaper's
-// variable), a process group of its own, no file of the reaper's beyond
-// stdin, stdout and stderr, and no signal ignored that the reaper only
-// catches.
+// variable), a process group of its own, and no signal ignored that the
+// reaper only catches.
 func TestProgramAsStarted(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command("/bin/sleep", "600")
@@ -285,14 +292,6 @@ func TestProgramAsStarted(t *testing.T) {
 	pgid, err := syscall.Getpgid(pid)
 	assert.NilError(t, err)
 	assert.Equal(t, pgid, pid, "the program must lead a process group of its own")
-	// The files a program started without a reaper has: stdin, stdout,
-	// stderr, and whatever this process inherited and left open on exec.
-	plain := exec.Command("/bin/sleep", "600")
-	assert.NilError(t, plain.Start())
-	want := openFiles(t, plain.Process.Pid)
-	assert.NilError(t, plain.Process.Kill())
-	_ = plain.Wait()
-	assert.DeepEqual(t, openFiles(t, pid), want)
 	var ignored uint64
 	for line := range strings.SplitSeq(proc("status"), "\n") {
 		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
@@ -306,14 +305,58 @@ func TestProgramAsStarted(t *testing.T) {
 	assert.Assert(t, !slices.Contains(strings.Split(proc("environ"), "\x00"), envVar+"=1"))
 }
 
-// openFiles returns the file descriptors pid has open.
-func openFiles(t *testing.T, pid int) []string {
+// TestProgramFiles checks that the program has the files a program
+// started without a reaper has (stdin, stdout, stderr, and whatever this
+// process inherited and left open on exec), and none of the reaper's
+// pipes. The helper says when it has started, so that no file the
+// runtime opens as it starts is counted.
+func TestProgramFiles(t *testing.T) {
+	started := func(start func(*exec.Cmd) int) map[string]string {
+		cmd := self("ready")
+		pr, pw, err := os.Pipe()
+		assert.NilError(t, err)
+		defer pr.Close()
+		cmd.Stdin, cmd.Stdout = nil, pw
+		pid := start(cmd)
+		pw.Close()
+		line, err := bufio.NewReader(pr).ReadString('\n')
+		assert.NilError(t, err)
+		assert.Equal(t, line, "ready\n")
+		return openFiles(t, pid)
+	}
+	plain := started(func(cmd *exec.Cmd) int {
+		assert.NilError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd.Process.Pid
+	})
+	var tree *Tree
+	reaped := started(func(cmd *exec.Cmd) int {
+		var err error
+		tree, err = Start(cmd)
+		assert.NilError(t, err)
+		t.Cleanup(func() { tree.Kill(); _ = tree.Wait() })
+		return tree.Pid()
+	})
+	assert.DeepEqual(t, slices.Sorted(maps.Keys(reaped)), slices.Sorted(maps.Keys(plain)))
+	control := openFiles(t, tree.reaper.Process.Pid)[strconv.Itoa(controlFD)]
+	assert.Assert(t, strings.HasPrefix(control, "pipe:"), "the reaper's control pipe is %q", control)
+	for fd, file := range reaped {
+		assert.Assert(t, file != control, "the program has the reaper's control pipe as fd %s", fd)
+	}
+}
+
+// openFiles returns what each file descriptor of pid is open on, as
+// /proc/PID/fd's links say.
+func openFiles(t *testing.T, pid int) map[string]string {
 	t.Helper()
-	fds, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "fd"))
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, err := os.ReadDir(dir)
 	assert.NilError(t, err)
-	var open []string
+	open := map[string]string{}
 	for _, fd := range fds {
-		open = append(open, fd.Name())
+		if file, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil {
+			open[fd.Name()] = file
+		}
 	}
 	return open
 }
