@@ -30,7 +30,7 @@ var spawnCommands = []*language.Command{
 		Name: "spawn", Args: "NAME [ports=PORT,...] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
 		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME, its LISTs and WATCHes of every namespace kept to the scenario's, its impersonation headers (unless actor NAME impersonate=true) and connection upgrades (exec, attach, port-forward) refused: " +
 			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
-			"it gets SIGTERM when the scenario ends, if halt has not stopped it; " +
+			"it gets SIGTERM when the scenario ends, if halt has not stopped it; once it has exited, however it ended, every process it started is killed, in its process group or not (a daemon that double forked or called setsid), and so is all of it when racekit ends first, however racekit ends (each spawn has a reaper of its own); " +
 			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: spawn takes a lock per port that every racekit process on the machine shares (a flock on racekit/ports/PORT.lock in the user's cache folder) before it starts the program, and lets it go when the program has exited, so that scenarios that need the same port run one at a time; it waits for a port another holds at most the scenario's wait timeout (as await), then fails, naming who holds it",
 		Run: runSpawn,
 	},
