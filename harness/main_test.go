@@ -38,7 +38,7 @@ func startShared() error {
 }
 
 func TestMain(m *testing.M) {
-	if runRequestChild() || runNamespacesChild() || runChild() {
+	if runRequestChild() || runNamespacesChild() || runTreeChild() || runChild() {
 		os.Exit(0)
 	}
 	onPath()

@@ -18,13 +18,17 @@ import (
 )
 
 // TestNoLeaksSpawned runs racekit run on scenarios that spawn racekit
-// controller, which runs until it gets SIGTERM, and checks that no process
-// a scenario spawned outlives racekit: when the scenario halts it, when
-// the scenario's end halts it, when the scenario fails while it runs, when
-// racekit gets SIGINT while it runs, and when racekit is killed outright
-// (Pdeathsig; the control plane's watchdog ends kube-apiserver and etcd). A scenario gives each process it spawns the environment
+// controller, which runs until it gets SIGTERM, and the harness's tree
+// child, whose daemon double forked into a session of its own and, with
+// its child in another process group, ignores SIGTERM; and checks that no
+// process a scenario spawned, nor any it started, outlives racekit: when
+// the scenario halts them, when the scenario's end halts them, when the
+// scenario fails while they run, when racekit gets SIGINT while they run,
+// and when racekit is killed outright (each spawn's reaper kills its tree
+// when racekit is gone; the control plane's watchdog ends kube-apiserver
+// and etcd). A scenario gives each process it spawns the environment
 // variable RACEKIT_LEAK_MARK=$WORK, a folder in racekit's TMPDIR, which
-// /proc/PID/environ shows.
+// every process it starts inherits and /proc/PID/environ shows.
 func TestNoLeaksSpawned(t *testing.T) {
 	built(t)
 	tests := []struct {
@@ -40,17 +44,17 @@ func TestNoLeaksSpawned(t *testing.T) {
 		{name: "not halted", script: "spawn_not_halted.txtar", wantOut: "PASS spawn_not_halted", wantStatus: "exit status 0"},
 		{name: "scenario fails", script: "spawn_fails.txtar", wantOut: "FAIL spawn_fails", wantStatus: "exit status 1"},
 		{name: "SIGINT to racekit run", script: "spawn_waits.txtar", signal: syscall.SIGINT, wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
-		// Killed outright, racekit stops nothing: Pdeathsig takes the
-		// spawned processes down, and the control plane's watchdog
-		// kube-apiserver and etcd.
+		// Killed outright, racekit stops nothing: each spawn's reaper
+		// sees the end of racekit's pipe and kills its tree, and the
+		// control plane's watchdog kube-apiserver and etcd.
 		{name: "SIGKILL to racekit run", script: "spawn_waits.txtar", signal: syscall.SIGKILL, wantStatus: "signal: killed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			// spawn ... -- racekit runs this racekit, which racekit run
-			// puts first on PATH.
-			var env []string
+			// puts first on PATH; the tree is the harness's test binary.
+			env := []string{"RACEKIT_LEAK_HARNESS=" + bins.harnessTest}
 			var gate *os.File
 			if tc.signal != 0 {
 				// The scenario writes a line to this pipe once its
@@ -95,10 +99,14 @@ func TestNoLeaksSpawned(t *testing.T) {
 					guard.fatalIfFired(t, cmd, started, output.String())
 					t.Fatalf("racekit run ended (%s) before the scenario opened the gate:\n%s", status(cmd), output.String())
 				}
-				// The controller and the sleeper run: note how to see
-				// them exit, before racekit's end can take them.
+				// The controller, the tree and the sleeper run (with
+				// their reapers): note how to see them exit, before
+				// racekit's end can take them.
 				procs := marked(mark)
-				assert.Equal(t, len(procs), 2, "the scenario opened the gate, so its controller and its sleeper run with %s; running are:\n%s", mark, strings.Join(procs, "\n"))
+				for _, want := range []string{"racekit controller", "sleep 600", treeChildEnv + "=tree-daemon", treeChildEnv + "=tree-leaf"} {
+					assert.Assert(t, slices.ContainsFunc(procs, func(p string) bool { return strings.Contains(p, want) || slices.Contains(environ(p), want) }),
+						"the scenario opened the gate, so a process with %q runs with %s; running are:\n%s", want, mark, strings.Join(procs, "\n"))
+				}
 				for _, p := range procs {
 					w, err := watchExit(p)
 					assert.NilError(t, err)
@@ -113,14 +121,15 @@ func TestNoLeaksSpawned(t *testing.T) {
 			assert.Assert(t, strings.Contains(seen, tc.wantOut), "want %q in the output:\n%s", tc.wantOut, seen)
 			assert.Equal(t, status(cmd), tc.wantStatus, "output:\n%s", seen)
 
-			// racekit waited for what it halted, and so reaped it, before
-			// it exited. What it killed, or what Pdeathsig killed as it
-			// died, is the kernel's to end, at once but not in step with
-			// racekit's exit: the wait is a guard against a survivor.
+			// racekit waited for what it halted before it exited. What
+			// it killed, or what was left when it died, each spawn's
+			// reaper killed and reaped before it exited; and every
+			// reaper holds racekit's stderr until then. So at the end
+			// of the output every one has exited: no wait.
 			for _, c := range children {
-				ended, err := c.wait(10 * time.Second)
+				ended, err := c.wait(0)
 				assert.NilError(t, err)
-				assert.Assert(t, ended, "process %s, which the scenario spawned, still runs 10s after racekit run ended (%s)", c, status(cmd))
+				assert.Assert(t, ended, "process %s, which the scenario spawned or its program started, still runs once racekit run's output has ended (%s)", c, status(cmd))
 			}
 			left := marked(mark)
 			assert.Assert(t, len(left) == 0, "processes the scenario spawned outlived racekit run (%s):\n%s\noutput:\n%s", status(cmd), strings.Join(left, "\n"), seen)
@@ -156,6 +165,21 @@ func marked(mark string) []string {
 		procs = append(procs, e.Name()+": "+strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
 	}
 	return procs
+}
+
+// treeChildEnv is the variable that names what the harness's test binary
+// is when a scenario spawns it (harness/running_test.go's childEnv).
+const treeChildEnv = "RACEKIT_HARNESS_CHILD"
+
+// environ returns the environment of proc, as marked returns it, or
+// nothing once it has exited.
+func environ(proc string) []string {
+	pid, _, _ := strings.Cut(proc, ":")
+	b, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
 }
 
 // endOrphans kills procs, as running and marked return them, such as the

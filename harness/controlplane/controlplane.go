@@ -64,11 +64,12 @@ type ControlPlane struct {
 	crdMu sync.Mutex
 	crds  map[string]CRD
 
-	// spawned are the process groups scenarios spawned and have not yet
-	// seen exit (spawn.go): killed on an interrupt and at Stop, so that no
-	// controller outlives the run.
+	// spawned kill the processes scenarios spawned and have not yet seen
+	// exit, by Track's number (harness/running's spawn.go): run on an
+	// interrupt and at Stop, so that no controller outlives the run.
 	spawnMu sync.Mutex
-	spawned map[int]struct{}
+	spawned map[int]func()
+	spawnN  int
 
 	// holds keep old revisions from being compacted while a scenario
 	// still means to read them (revisions.go).

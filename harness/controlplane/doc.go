@@ -8,8 +8,8 @@
 //     (a client certificate per name), resolves resource names, and
 //     compacts etcd.
 //   - Nothing it starts outlives the process: Stop, SIGINT and SIGTERM stop
-//     kube-apiserver and etcd, the process groups of spawned controllers
-//     that Track noted are killed, and a watchdog process
+//     kube-apiserver and etcd, the spawned controllers that Track noted
+//     are killed, each with all it started, and a watchdog process
 //     (internal/watchdog) kills what is left and removes the control
 //     plane's folder when the process dies without stopping it.
 //   - Readers of old revisions (RevisionHolds) keep a compaction waiting

@@ -47,33 +47,34 @@ func stopOnSignal(cp *ControlPlane) {
 	}()
 }
 
-// Track notes the process group of a process a scenario spawned, until
-// Untrack: it is killed on an interrupt and at Stop, so that no controller
+// Track notes kill, which kills a process a scenario spawned and all it
+// started, until the returned untrack is called, once the process has
+// exited: kill runs on an interrupt and at Stop, so that no controller
 // outlives the run.
-func (cp *ControlPlane) Track(pgid int) {
+func (cp *ControlPlane) Track(kill func()) (untrack func()) {
 	cp.spawnMu.Lock()
 	defer cp.spawnMu.Unlock()
 	if cp.spawned == nil {
-		cp.spawned = map[int]struct{}{}
+		cp.spawned = map[int]func(){}
 	}
-	cp.spawned[pgid] = struct{}{}
+	cp.spawnN++
+	id := cp.spawnN
+	cp.spawned[id] = kill
+	return func() {
+		cp.spawnMu.Lock()
+		defer cp.spawnMu.Unlock()
+		delete(cp.spawned, id)
+	}
 }
 
-// Untrack forgets a process group Track noted, once its process has exited.
-func (cp *ControlPlane) Untrack(pgid int) {
-	cp.spawnMu.Lock()
-	defer cp.spawnMu.Unlock()
-	delete(cp.spawned, pgid)
-}
-
-// killSpawned kills every process group scenarios spawned that is still
+// killSpawned kills every process scenarios spawned that is still
 // running. The scenario that spawned one stops it gently when it ends;
 // this is for a run that ends first.
 func (cp *ControlPlane) killSpawned() {
 	cp.spawnMu.Lock()
 	defer cp.spawnMu.Unlock()
-	for pgid := range cp.spawned {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for _, kill := range cp.spawned {
+		kill()
 	}
 }
 

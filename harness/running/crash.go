@@ -16,15 +16,15 @@ import (
 	"github.com/racekit/racekit/hooks"
 )
 
-// Crashing what runs on its own, at a moment a hook chooses: a process's
-// group gets SIGKILL, a controller started in process has its context
+// Crashing what runs on its own, at a moment a hook chooses: a process
+// and every process it started get SIGKILL, a controller started in process has its context
 // cancelled, and from then on every call of that life fails. A call held
 // at a before point is not sent; a call held at an after point loses its
 // answer, which the trace still shows, since the API server gave it.
 var crashCommands = []*language.Command{
 	{
 		Name: "crash", Args: "NAME|CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
-		Summary: "kill at this moment what start or spawn runs as NAME (a process's group gets SIGKILL, and crash waits for it to exit; a started controller's context is cancelled), as a hook's action or on a line of its own: " +
+		Summary: "kill at this moment what start or spawn runs as NAME (a process and every process it started get SIGKILL, and crash waits for all of them to exit; a started controller's context is cancelled), as a hook's action or on a line of its own: " +
 			"from then on that life's calls fail, the call that fired the hook is not sent (before) or loses its answer (after), and NAME can be started or spawned again; " +
 			"as a hook's action on a call of a registered CONTROLLER's reconcile, kill that reconcile as a killed process would: its later calls fail, its instance (client, cache, memory) is thrown away, and it returns nothing (result CONTROLLER crashed: reconcile and ! reconcile fail on it, try reconcile goes on, settle starts a fresh instance); " +
 			"with explore, with crash NAME tries every moment",
@@ -123,8 +123,9 @@ func notRunning(l *life, how string) error {
 }
 
 // crashLife kills l at pos: its calls fail from now on, those in flight
-// included, and then its process group gets SIGKILL (crash waits, at most
-// DefaultGrace, for the process to exit) or its context is cancelled. A
+// included, and then the process and every process it started get SIGKILL
+// (crash waits, at most DefaultGrace, for all of them to exit) or its
+// context is cancelled. A
 // started controller is not waited for: the call that fired the hook may
 // be one of its workers', which its Run would wait for; halt, or the end
 // of the scenario, waits for its Run to return.
@@ -144,7 +145,7 @@ func crashLife(sc *language.Scenario, l *life, pos string) error {
 	case <-l.done:
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("process %s did not exit within %v of SIGKILL to its process group", l.name, DefaultGrace)
+		return fmt.Errorf("process %s, with every process it started, did not exit within %v of SIGKILL", l.name, DefaultGrace)
 	}
 }
 

@@ -16,8 +16,10 @@
 //     calls fail (one held at a before point is not sent, one held at an
 //     after point loses its answer), by a check outside the hooks.
 //   - Nothing outlives its scenario: what still runs is halted at the end,
-//     a spawned process is in a process group of its own that dies with
-//     this process.
+//     and a spawned process runs under a reaper of its own
+//     (internal/reaper), which kills every process it started, in its
+//     process group or not, once it has exited, and all of them when
+//     this process ends first, however it ends.
 //
 // It is an extension of the scenario language, and keeps its state itself.
 package running

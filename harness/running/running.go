@@ -31,7 +31,7 @@ var runCommands = []*language.Command{
 	},
 	{
 		Name: "halt", Args: "NAME [grace=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "); " +
+		Summary: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process's group gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "), and what else it started is killed once it has exited; " +
 			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout; a halted NAME can be started or spawned again; of a NAME a crash killed, halt only waits for a controller's Run to return",
 		Run: runHalt,
 	},

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -31,7 +30,7 @@ var spawnCommands = []*language.Command{
 		Name: "spawn", Args: "NAME [ports=PORT,...] [metrics=ADDR] [within=DURATION] [KEY=VALUE...] -- COMMAND ARGS...", Group: "run", MinArgs: 3, MaxArgs: -1,
 		Summary: "run COMMAND as a process, in the scenario's work folder, whose API calls go through the scenario's racing proxy as the actor NAME, its LISTs and WATCHes of every namespace kept to the scenario's, its impersonation headers (unless actor NAME impersonate=true) and connection upgrades (exec, attach, port-forward) refused: " +
 			"its environment is racekit's, with the KEY=VALUEs, $KUBECONFIG (there and on this line) NAME's kubeconfig for the proxy, and $NAMESPACE the scenario's namespace, which a KEY=VALUE cannot override; a relative COMMAND is taken from $WORK; its output goes to $WORK/NAME.log ($WORK/NAME.2.log for a second life, after a halt) and, when halted, to stdout; " +
-			"it gets SIGTERM when the scenario ends, if halt has not stopped it; " +
+			"it gets SIGTERM when the scenario ends, if halt has not stopped it; once it has exited, however it ended, every process it started is killed, in its process group or not (a daemon that double forked or called setsid), and so is all of it when racekit ends first, however racekit ends (each spawn has a reaper of its own); " +
 			"ports=PORT,... (spawn's own, no environment variable) are fixed ports the program binds: a port is held from the spawn that first needs it until the scenario ends, across NAME's restarts and lives; scenarios of one racekit process take turns for it without a time limit, and racekit processes share a lock per port (a flock on racekit/ports/PORT.lock in the user's cache folder), for which spawn waits at most within= (default the scenario's wait timeout), then fails as unavailable, naming who holds it (explore counts such a run n/a); " +
 			"metrics=ADDR (spawn's own) is where the process serves its Prometheus metrics over plain HTTP (:8080, 127.0.0.1:8080, or $METRICS_ADDR: a free port of loopback that spawn puts in its place on the line and in the environment, to pass to the program's flag): idle then settles it by its workqueues",
 		Run: runSpawn,
@@ -104,29 +103,21 @@ func spawn(sc *language.Scenario, inv language.Invocation, within time.Duration)
 	cmd.Env = append(append(os.Environ(), env...), "KUBECONFIG="+kubeconfig, "NAMESPACE="+sc.Namespace)
 	cmd.Stdout = io.MultiWriter(logFile, out)
 	cmd.Stderr = cmd.Stdout
-	// Its own process group, so that SIGTERM and SIGKILL reach what it
-	// starts too; and SIGKILL if this process dies first, so that a
-	// racekit killed outright leaves no controller behind.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.WaitDelay = 2 * time.Second
-	started, first := time.Now(), sc.Recorder().LastSeq()+1
-	if err := cmd.Start(); err != nil {
+	first := sc.Recorder().LastSeq() + 1
+	tree, err := startTree(sc, cmd)
+	if err != nil {
 		logFile.Close()
 		return fmt.Errorf("start %s: %w%s", args[0], err, notFoundHint(sc, args[0], err))
 	}
-	pid := cmd.Process.Pid
-	sc.ControlPlane().Track(pid)
-	signal := func(s syscall.Signal) func() {
-		return func() { _ = syscall.Kill(-pid, s) }
-	}
-	l := &life{name: name, actor: name, what: "process", started: started, firstSeq: first, metrics: metricsAt, stop: signal(syscall.SIGTERM), kill: signal(syscall.SIGKILL),
+	// Once the program runs: the reaper's own start is not the program's.
+	started := time.Now()
+	l := &life{name: name, actor: name, what: "process", started: started, firstSeq: first, metrics: metricsAt, stop: tree.terminate, kill: tree.kill,
 		done: make(chan struct{}), output: out, again: spawnAgain(inv.Args)}
 	addLife(sc, l)
 	go func() {
-		err := cmd.Wait()
-		// What it started in its group goes with it.
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
-		sc.ControlPlane().Untrack(pid)
+		// What it started goes with it; its ports stay the scenario's.
+		err := tree.wait()
 		logFile.Close()
 		if err != nil {
 			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)

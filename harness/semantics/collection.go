@@ -14,7 +14,8 @@ var collectionCommands = []*language.Command{
 	{
 		Name: "delete-collection", Args: "ACTOR RESOURCE [labelSelector=SELECTOR] [fieldSelector=SELECTOR]", Group: "write", MinArgs: 2, MaxArgs: 4,
 		Summary: "DELETE the collection of RESOURCE in the scenario's namespace as ACTOR (the verb deletecollection): every object of it, or those the selectors select, in one call; " +
-			"the trace's copies of the collection's objects are then unknown, so assertions read them with a GET",
+			"the trace's copies of the collection's objects are then unknown, so assertions read them with a GET; " +
+			"a cluster-scoped RESOURCE (customresourcedefinitions, namespaces) is refused, since its collection is every scenario's on the shared API server: delete the objects the scenario made one by one, with delete",
 		Negation: language.NegAPIError, Hookable: true, Run: runDeleteCollection,
 	},
 }
@@ -33,6 +34,10 @@ func runDeleteCollection(sc *language.Scenario, inv language.Invocation) error {
 	gvr, namespaced, err := sc.ControlPlane().Resource(inv.Args[1])
 	if err != nil {
 		return language.UsageError("%v", err)
+	}
+	if !namespaced {
+		return language.UsageError("%s is cluster-scoped: its collection is not the scenario's but the API server's, which every scenario shares, and delete-collection would delete every scenario's %s; "+
+			"delete-collection keeps to the scenario's namespace, so delete what the scenario made one by one, as in delete %s %s/NAME", inv.Args[1], inv.Args[1], inv.Args[0], inv.Args[1])
 	}
 	opts, err := language.ParseOptions(inv.Args[2:], deleteCollectionOptions)
 	if err != nil {
