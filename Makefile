@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism stress fuzz bench
+.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism stress timings fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -100,6 +100,10 @@ stress: envtest controller-manager operators python-client ## the suites quietly
 # Every difference in a verdict between the quiet run and a loaded one is
 # printed, and fails the target (docs/reliability.md, "Under load").
 	@RACE=$(RACE) $(GO) run ./internal/stress
+
+timings: envtest controller-manager operators python-client ## where the tests' time goes: each package's time and the 20 slowest tests (go test -json, as make test runs them)
+	@env RACE=$(RACE) tools/leak-bins $(LEAKBIN) >/dev/null
+	@RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 RACE=$(RACE) $(GO) run ./internal/timings
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)
 # -timeout 0: go test's default 10-minute alarm also runs in each fuzzing

@@ -38,6 +38,7 @@ var layers = []struct {
 	{1, layer{Name: "the reference controller", Packages: []string{"controller", "controller/api/v1alpha1", "controller/registry", "controller/teaching"}, Within: true}},
 	{1, layer{Name: "the control-plane build", Packages: []string{"internal/assets/envtest"}}},
 	{1, layer{Name: "the stress run", Packages: []string{"internal/stress"}}},
+	{1, layer{Name: "the timings table", Packages: []string{"internal/timings"}}},
 	{2, layer{Name: "the racing proxy", Packages: []string{"harness/proxy"}}},
 	{3, layer{Name: "control plane", Packages: []string{"harness/controlplane"}}},
 	{4, layer{Name: "record", Packages: []string{"harness/record"}}},

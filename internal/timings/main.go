@@ -1,0 +1,161 @@
+// Command timings prints where make test's time goes (make timings): it
+// runs go test -json over the root module, the examples and realbugs, as
+// make test's tests stages do, and prints each package's time and the N
+// slowest tests (top-level tests; a test's subtests are part of it), with
+// the slowest of their subtests beside them.
+//
+// With -json FILE... it reads go test -json output saved before instead of
+// running anything.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+)
+
+// event is a line of go test -json.
+type event struct {
+	Action  string
+	Package string
+	Test    string
+	Elapsed float64
+}
+
+// timing is one test's or package's time.
+type timing struct {
+	pkg, test string
+	secs      float64
+	failed    bool
+}
+
+func main() {
+	n := flag.Int("n", 20, "how many of the slowest tests to print")
+	fromJSON := flag.Bool("json", false, "read the go test -json files given as arguments instead of running go test")
+	race := flag.String("race", os.Getenv("RACE"), "the -race flag for go test, or empty")
+	flag.Parse()
+	var tests, pkgs []timing
+	collect := func(r io.Reader) error {
+		t, p, err := read(r)
+		tests, pkgs = append(tests, t...), append(pkgs, p...)
+		return err
+	}
+	start := time.Now()
+	if *fromJSON {
+		for _, f := range flag.Args() {
+			fh, err := os.Open(f)
+			if err != nil {
+				fatal(err)
+			}
+			err = collect(fh)
+			fh.Close()
+			if err != nil {
+				fatal(err)
+			}
+		}
+	} else {
+		for _, dir := range []string{".", "examples", "realbugs"} {
+			args := []string{"test", "-json", "-count=1"}
+			if *race != "" {
+				args = append(args, *race)
+			}
+			cmd := exec.Command("go", append(args, "./...")...)
+			cmd.Dir = dir
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				fatal(err)
+			}
+			if err := collect(out); err != nil {
+				fatal(err)
+			}
+			_ = cmd.Wait() // a failing test is read above, and marked
+		}
+	}
+	report(os.Stdout, tests, pkgs, *n)
+	if !*fromJSON {
+		fmt.Printf("timings: %s in all\n", time.Since(start).Round(time.Second))
+	}
+}
+
+// read reads go test -json from r: each top-level test's time and each
+// package's, and, beside them, the subtests' (named PARENT/SUB).
+func read(r io.Reader) (tests, pkgs []timing, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		if e.Action != "pass" && e.Action != "fail" {
+			continue
+		}
+		t := timing{pkg: e.Package, test: e.Test, secs: e.Elapsed, failed: e.Action == "fail"}
+		if e.Test == "" {
+			pkgs = append(pkgs, t)
+		} else {
+			tests = append(tests, t)
+		}
+	}
+	return tests, pkgs, sc.Err()
+}
+
+// report writes the packages by time, and the n slowest top-level tests,
+// each with its slowest subtest.
+func report(w io.Writer, tests, pkgs []timing, n int) {
+	sort.Slice(pkgs, func(i, j int) bool { return pkgs[i].secs > pkgs[j].secs })
+	fmt.Fprintln(w, "packages, slowest first:")
+	for _, p := range pkgs {
+		fmt.Fprintf(w, "  %8.1f s  %s%s\n", p.secs, p.pkg, failed(p))
+	}
+	slowestSub := map[string]timing{}
+	var top []timing
+	for _, t := range tests {
+		parent, _, sub := strings.Cut(t.test, "/")
+		if !sub {
+			top = append(top, t)
+			continue
+		}
+		key := t.pkg + " " + parent
+		if s, ok := slowestSub[key]; !ok || t.secs > s.secs {
+			slowestSub[key] = t
+		}
+	}
+	sort.Slice(top, func(i, j int) bool { return top[i].secs > top[j].secs })
+	if len(top) > n {
+		top = top[:n]
+	}
+	fmt.Fprintf(w, "the %d slowest tests:\n", len(top))
+	fmt.Fprintln(w, "| # | test | package | s | slowest subtest |")
+	fmt.Fprintln(w, "|---|---|---|---|---|")
+	for i, t := range top {
+		sub := ""
+		if s, ok := slowestSub[t.pkg+" "+t.test]; ok {
+			sub = fmt.Sprintf("%s (%.1f s)", strings.TrimPrefix(s.test, t.test+"/"), s.secs)
+		}
+		fmt.Fprintf(w, "| %d | %s%s | %s | %.1f | %s |\n", i+1, t.test, failed(t), strings.TrimPrefix(t.pkg, "github.com/racekit/racekit"), t.secs, sub)
+	}
+}
+
+func failed(t timing) string {
+	if t.failed {
+		return " (FAILED)"
+	}
+	return ""
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "timings:", err)
+	os.Exit(2)
+}
