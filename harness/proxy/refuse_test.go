@@ -80,6 +80,7 @@ func TestRefuseImpersonation(t *testing.T) {
 		Refusals: refusals.wrap,
 	}, "alice", "carol")
 
+	ran := 0 // the cases go test -run selects
 	for _, tc := range []struct {
 		name   string
 		header http.Header
@@ -98,18 +99,21 @@ func TestRefuseImpersonation(t *testing.T) {
 			assert.Equal(t, st.Code, int32(http.StatusForbidden))
 			assert.Assert(t, strings.Contains(st.Message, "GET /api/v1/namespaces/ns/pods as alice carries "+tc.want+", which asks the API server to act as another user"), "%s", st.Message)
 			assert.Assert(t, strings.HasSuffix(st.Message, ": declare it first"), "%s", st.Message)
+			ran++
 		})
 	}
 	assert.Equal(t, len(upstream), 0, "a refused request reached the API server")
-	assert.Equal(t, len(refusals.all()), 5)
-	assert.Equal(t, refusals.all()[0], "alice GET /api/v1/namespaces/ns/pods 403 Forbidden")
+	assert.Equal(t, len(refusals.all()), ran)
+	for _, r := range refusals.all() {
+		assert.Equal(t, r, "alice GET /api/v1/namespaces/ns/pods 403 Forbidden")
+	}
 
 	code, _, _ := r.send(t, "carol", http.MethodGet, "/api/v1/namespaces/ns/pods", http.Header{"Impersonate-User": {"bob"}, "Impersonate-Group": {"admins"}})
 	assert.Equal(t, code, http.StatusOK)
 	got := <-upstream
 	assert.Equal(t, got.Get("Impersonate-User"), "bob")
 	assert.Equal(t, got.Get("Impersonate-Group"), "admins")
-	assert.Equal(t, len(refusals.all()), 5, "an allowed impersonation was refused")
+	assert.Equal(t, len(refusals.all()), ran, "an allowed impersonation was refused")
 
 	t.Run("no Impersonation refuses everyone", func(t *testing.T) {
 		plain := newRigWith(t, http.NotFoundHandler(), Options{}, "alice")
@@ -132,6 +136,7 @@ func TestRefuseUpgrade(t *testing.T) {
 		http.Error(w, "Upgrade request required", http.StatusBadRequest)
 	}), Options{Refusals: refusals.wrap}, "alice")
 
+	var want []string // what the cases go test -run selects refuse
 	for _, tc := range []struct {
 		name, method, path string
 		header             http.Header
@@ -148,15 +153,11 @@ func TestRefuseUpgrade(t *testing.T) {
 			assert.Equal(t, st.Code, int32(http.StatusNotImplemented))
 			assert.Assert(t, strings.Contains(st.Message, tc.method+" "+tc.path+" as alice asks to upgrade the connection "+tc.want), "%s", st.Message)
 			assert.Assert(t, strings.Contains(st.Message, "no kubelet runs beside this control plane"), "%s", st.Message)
+			want = append(want, "alice "+tc.method+" "+tc.path+" 501 Not Implemented")
 		})
 	}
 	assert.Equal(t, len(upstream), 0, "an upgrade reached the API server")
-	assert.DeepEqual(t, refusals.all(), []string{
-		"alice POST /api/v1/namespaces/ns/pods/web/exec 501 Not Implemented",
-		"alice GET /api/v1/namespaces/ns/pods/web/attach 501 Not Implemented",
-		"alice POST /api/v1/namespaces/ns/pods/web/portforward 501 Not Implemented",
-		"alice CONNECT /api/v1/namespaces/ns/pods/web/portforward 501 Not Implemented",
-	})
+	assert.DeepEqual(t, refusals.all(), want)
 
 	// A request without an upgrade goes on, to the same path, for the API
 	// server to answer.
