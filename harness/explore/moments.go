@@ -14,12 +14,12 @@ type Equivalence struct {
 
 // learned is what the learning run says about the workload's moments:
 // every moment, in order, and for each the index of the moment it is
-// equivalent to (its own when it is its own); and the moments left out
-// because they race with a controller that runs on its own.
+// equivalent to (its own when it is its own), and whether it is left out
+// because it races with a controller that runs on its own.
 type learned struct {
 	all    []Moment
 	twin   []int
-	racing []Moment
+	racing []bool
 	// rows are the learning run's trace from the workload's first call
 	// on (Report.Learning).
 	rows []record.Row
@@ -105,22 +105,31 @@ func moments(tr record.Trace, from int, armed []hooks.Hook, keep func(hooks.Call
 		m := Moment{Actor: x.Actor, Verb: x.Verb, Object: x.Object(), Occ: occ[key]}
 		before, after := m, m
 		before.Point, after.Point = "before", "after"
-		l.all = append(l.all, before)
+		l.all, l.racing = append(l.all, before), append(l.racing, false)
 		if prev != nil && prev.Actor == x.Actor && x.Seq == lastSeq+1 && !watching[x.Actor] && !fired && !couldFire(armed, prev.Call, x.Call) {
 			l.twin = append(l.twin, len(l.all)-2) // the previous call's after
 		} else {
 			l.twin = append(l.twin, len(l.all)-1)
 		}
-		if races(x) {
-			l.racing = append(l.racing, after)
-			prev, lastSeq, fired = nil, x.Seq, false
-			continue
-		}
-		l.all = append(l.all, after)
+		racing := races(x)
+		l.all, l.racing = append(l.all, after), append(l.racing, racing)
 		l.twin = append(l.twin, len(l.all)-1)
 		prev, lastSeq, fired = x, x.Seq, false
+		if racing {
+			// The next call's before is no twin of a moment left out.
+			prev = nil
+		}
 	}
 	return l
+}
+
+// exhaustive makes every moment of l one of its own, explored: none is
+// equivalent to another, and none is left out as racing.
+func (l *learned) exhaustive() {
+	for i := range l.twin {
+		l.twin[i] = i
+		l.racing[i] = false
+	}
 }
 
 // couldFire reports whether a hook of armed could fire after call k or
@@ -134,19 +143,23 @@ func couldFire(armed []hooks.Hook, k, next hooks.Call) bool {
 	return false
 }
 
-// kept returns the moments that are their own twin, and the equivalences
-// of the others.
-func (l learned) kept() ([]Moment, []Equivalence) {
-	var out []Moment
+// kept returns the moments explored, those that are their own twin and
+// race with nothing; the equivalences of the others; and those left out
+// as racing.
+func (l learned) kept() ([]Moment, []Equivalence, []Moment) {
+	var out, racing []Moment
 	var eq []Equivalence
 	for i, m := range l.all {
-		if l.twin[i] == i {
+		switch {
+		case l.racing[i]:
+			racing = append(racing, m)
+		case l.twin[i] == i:
 			out = append(out, m)
-		} else {
+		default:
 			eq = append(eq, Equivalence{Moment: m, Twin: l.all[l.twin[i]]})
 		}
 	}
-	return out, eq
+	return out, eq, racing
 }
 
 // index returns m's place among all the moments, for ordering runs.

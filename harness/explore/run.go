@@ -41,9 +41,10 @@ type Options struct {
 	// the report.
 	Select   func(name string) bool
 	Selected string
-	// Exhaustive explores every moment, the equivalent ones too: what
-	// the rule that leaves them out (moments) must not change the verdicts
-	// of, and the test that it does not.
+	// Exhaustive explores every moment, the equivalent ones and those
+	// that race with a controller that runs on its own too: what the
+	// rules that leave them out (moments) must not change the verdicts
+	// of, and the tests that they do not.
 	Exhaustive bool
 	// Variant names the teaching variant opts' controllers run ("" for
 	// the production controller), for the report's identity: Merge
@@ -97,13 +98,10 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		return nil, err
 	}
 	if xo.Exhaustive {
-		for i := range l.twin {
-			l.twin[i] = i
-		}
+		l.exhaustive()
 	}
-	rep.Moments, rep.LeftOut = l.kept()
+	rep.Moments, rep.LeftOut, rep.Racing = l.kept()
 	rep.Equivalent = len(rep.LeftOut)
-	rep.Racing = l.racing
 	rep.Learning = l.rows
 	runs, err := e.plan(l)
 	if err != nil {
@@ -248,6 +246,9 @@ func (e *exploration) plan(l learned) ([][]Hook, error) {
 		for i, m := range l.all {
 			h := Hook{Moment: m, Interferer: in.cmd, Every: in.every, label: in.label}
 			switch {
+			// A racing moment is no moment of any hook's.
+			case l.racing[i]:
+				continue
 			// Every occurrence from the first on is every occurrence.
 			case in.every && seen[h.Trigger()]:
 				continue

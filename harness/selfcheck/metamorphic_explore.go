@@ -58,7 +58,7 @@ func twinDifferences(from, to judged, fromName, toName string) []string {
 }
 
 // allMoments returns every moment of an exploration, explored or left
-// out, sorted.
+// out (as equivalent, or racing), sorted.
 func allMoments(r *explore.Report) []string {
 	var out []string
 	for _, m := range r.Moments {
@@ -66,6 +66,9 @@ func allMoments(r *explore.Report) []string {
 	}
 	for _, e := range r.LeftOut {
 		out = append(out, e.Moment.Trigger())
+	}
+	for _, m := range r.Racing {
+		out = append(out, m.Trigger())
 	}
 	slices.Sort(out)
 	return out
