@@ -50,6 +50,7 @@ type (
 	Hook           = explore.Hook
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
+	PruningCheck   = selfcheck.PruningCheck
 )
 
 // The values the public API and the command use.
@@ -276,6 +277,12 @@ func CheckExplore(o ScriptOptions, file string) error {
 		return err
 	}
 	return explore.Check(lo, file)
+}
+
+// CheckPruning compares an exploration with its moments left out to the
+// same exploration of every moment (selfcheck.CheckPruning).
+func CheckPruning(pruned, whole *ExploreReport) PruningCheck {
+	return selfcheck.CheckPruning(pruned, whole)
 }
 
 // CheckNoise runs the scenario in file plainly and with noise that cannot
