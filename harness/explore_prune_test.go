@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -304,6 +305,16 @@ func (s scene) script(only []string) string {
 	return b.String()
 }
 
+// exploreLine returns the 1-based line of s's explore line.
+func (s scene) exploreLine() int {
+	for i, l := range strings.Split(s.script(nil), "\n") {
+		if strings.HasPrefix(l, "explore ") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // TestExplorePruningGenerated explores -prune.cases generated scenes
 // (-prune.seed) with the moments left out and with every moment, and
 // requires: the exhaustive exploration has exactly the moments of the
@@ -351,8 +362,9 @@ func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene) {
 	}()
 	if s.missing != "" {
 		_, err := Explore(ctx, cp, opts, write("missing", withMissing), ExploreOptions{Exhaustive: true})
-		if err == nil || !strings.Contains(err.Error(), "only="+s.missing) {
-			t.Errorf("only=%s matches no call, and explore did not refuse it, naming it: %v", s.missing, err)
+		var refusal *ExploreRefusal
+		if !errors.As(err, &refusal) || !strings.Contains(refusal.Msg, "only="+s.missing+" ") || refusal.Pos != fmt.Sprintf("explore_scene_%d.txtar:%d", s.n, s.exploreLine()) {
+			t.Errorf("only=%s matches no call, and explore did not refuse it, naming it at the explore line: %v", s.missing, err)
 		}
 		if len(s.only) == 0 {
 			return
@@ -384,15 +396,27 @@ func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene) {
 		t.Error(d)
 	}
 	races := s.racing()
-	for _, m := range pruned.Racing {
-		if _, ok := races[m.Trigger()]; !ok {
+	for _, rc := range pruned.Racing {
+		m := rc.Moment.Trigger()
+		var got []string
+		for _, w := range rc.Watchers {
+			got = append(got, w.Actor)
+		}
+		want, ok := races[m]
+		if !ok {
 			var at []string
 			for k, v := range c.Racing {
-				if strings.HasPrefix(k, m.Trigger()+" |") {
+				if strings.HasPrefix(k, m+" |") {
 					at = append(at, v)
 				}
 			}
-			t.Errorf("%s was left out as racing a controller that runs on its own, and no watcher of its resource runs then (exhaustive: %s)", m.Trigger(), strings.Join(at, ", "))
+			t.Errorf("%s was left out as racing %s, and no watcher of its resource runs then (exhaustive: %s)", m, strings.Join(got, ", "), strings.Join(at, ", "))
+			continue
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s was left out as racing %s; the watchers of its resource that run then are %s", m, strings.Join(got, ", "), strings.Join(want, ", "))
 		}
 	}
 	if len(s.only) == 0 {

@@ -48,6 +48,9 @@ type (
 	Interleaving   = explore.Interleaving
 	Moment         = explore.Moment
 	Hook           = explore.Hook
+	ExploreRefusal = explore.Refusal
+	Race           = explore.Race
+	Watcher        = explore.Watcher
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
 	PruningCheck   = selfcheck.PruningCheck

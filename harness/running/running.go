@@ -70,6 +70,7 @@ func runStart(sc *language.Scenario, inv language.Invocation) error {
 	addLife(sc, l)
 	go func() {
 		l.err = callRun(ctx, c, in)
+		l.noteGone(sc)
 		close(l.done)
 		sc.Recorder().Poke()
 	}()

@@ -119,6 +119,7 @@ func runSpawn(sc *language.Scenario, inv language.Invocation) error {
 		if err != nil {
 			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 		}
+		l.noteGone(sc)
 		close(l.done)
 		sc.Recorder().Poke()
 	}()

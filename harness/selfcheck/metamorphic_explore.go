@@ -67,8 +67,8 @@ func allMoments(r *explore.Report) []string {
 	for _, e := range r.LeftOut {
 		out = append(out, e.Moment.Trigger())
 	}
-	for _, m := range r.Racing {
-		out = append(out, m.Trigger())
+	for _, rc := range r.Racing {
+		out = append(out, rc.Moment.Trigger())
 	}
 	slices.Sort(out)
 	return out

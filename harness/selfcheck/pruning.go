@@ -48,9 +48,9 @@ func CheckPruning(pruned, whole *explore.Report) PruningCheck {
 		prunedAll = append(prunedAll, e.Moment.Trigger())
 	}
 	racing := map[explore.Moment]bool{}
-	for _, r := range pruned.Racing {
-		prunedAll = append(prunedAll, r.Trigger())
-		racing[r] = true
+	for _, rc := range pruned.Racing {
+		prunedAll = append(prunedAll, rc.Moment.Trigger())
+		racing[rc.Moment] = true
 	}
 	slices.Sort(prunedAll)
 	slices.Sort(wholeAll)
