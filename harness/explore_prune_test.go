@@ -30,7 +30,7 @@ import (
 // races and which moments only= keeps.
 
 var (
-	pruneCases = flag.Int("prune.cases", 10, "how many scenes TestExplorePruningGenerated generates and explores")
+	pruneCases = flag.Int("prune.cases", 12, "how many scenes TestExplorePruningGenerated generates and explores")
 	pruneSeed  = flag.Uint64("prune.seed", 28, "the seed of the scenes TestExplorePruningGenerated generates")
 )
 
@@ -91,7 +91,9 @@ func genScene(r *rand.Rand, n int) scene {
 	nWrites := 1 + r.IntN(3)
 	writers := []string{"setup", "alice"}
 	for i := range nWrites {
-		s.writes = append(s.writes, sceneWrite{actor: writers[r.IntN(2)], object: sceneObjects[r.IntN(len(sceneObjects))], value: fmt.Sprintf("w%d", i+1)})
+		// alice twice as often as setup: one writer's calls one after
+		// another are where moments are equivalent.
+		s.writes = append(s.writes, sceneWrite{actor: writers[min(r.IntN(3), 1)], object: sceneObjects[r.IntN(len(sceneObjects))], value: fmt.Sprintf("w%d", i+1)})
 	}
 	pool := []sceneWatcher{
 		{name: "watcher", actor: "cmw", resource: "configmaps", line: "start watcher as cmw"},
@@ -133,8 +135,18 @@ func genScene(r *rand.Rand, n int) scene {
 			if r.IntN(2) == 0 {
 				v = w.resource()
 			}
-			if !slices.Contains(s.only, v) {
+			// Two of one resource would hide whether an object's
+			// only= keeps the object alone.
+			if !slices.ContainsFunc(s.only, func(o string) bool { return strings.HasPrefix(o+"/", w.resource()+"/") }) {
 				s.only = append(s.only, v)
+			}
+		}
+		// An only= of a ConfigMap keeps that one alone: write the other
+		// too, so that a rule that kept the resource shows.
+		for _, v := range s.only {
+			other := map[string]string{"configmaps/a": "configmaps/b", "configmaps/b": "configmaps/a"}[v]
+			if other != "" && !slices.ContainsFunc(s.allWrites(), func(w sceneWrite) bool { return w.object == other }) {
+				s.writes = append(s.writes, sceneWrite{actor: "alice", object: other, value: fmt.Sprintf("w%d", len(s.writes)+1)})
 			}
 		}
 		if r.IntN(2) == 0 {
@@ -328,17 +340,30 @@ func TestExplorePruningGenerated(t *testing.T) {
 	cp := controlPlane(t)
 	opts := ScriptOptions{Controllers: append(testControllers(), runningControllers()...)}
 	r := rand.New(rand.NewPCG(*pruneSeed, 28))
+	var st pruneStats
 	for n := range *pruneCases {
 		s := genScene(r, n)
 		t.Run(fmt.Sprintf("scene_%d", n), func(t *testing.T) {
-			checkScene(t, cp, opts, s)
+			checkScene(t, cp, opts, s, &st)
 		})
 	}
+	t.Logf("%d scenes: %d moments left out as equivalent, %d as racing; %d only= refused; %d runs, %d failed", *pruneCases, st.equivalent, st.racing, st.refused, st.runs, st.failed)
+	// A generator that never makes a rule leave a moment out, or never
+	// makes a run fail, checks nothing of it.
+	if *pruneCases >= 10 && (st.equivalent == 0 || st.racing == 0 || st.refused == 0 || st.failed == 0) {
+		t.Errorf("the scenes exercise too little: %+v", st)
+	}
+}
+
+// pruneStats counts what the scenes of TestExplorePruningGenerated made
+// the rules do.
+type pruneStats struct {
+	equivalent, racing, refused, runs, failed int
 }
 
 // checkScene explores s and checks what TestExplorePruningGenerated
 // requires of it.
-func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene) {
+func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene, st *pruneStats) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	write := func(sub string, only []string) string {
@@ -365,6 +390,8 @@ func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene) {
 		var refusal *ExploreRefusal
 		if !errors.As(err, &refusal) || !strings.Contains(refusal.Msg, "only="+s.missing+" ") || refusal.Pos != fmt.Sprintf("explore_scene_%d.txtar:%d", s.n, s.exploreLine()) {
 			t.Errorf("only=%s matches no call, and explore did not refuse it, naming it at the explore line: %v", s.missing, err)
+		} else {
+			st.refused++
 		}
 		if len(s.only) == 0 {
 			return
@@ -391,6 +418,10 @@ func checkScene(t *testing.T, cp *ControlPlane, opts ScriptOptions, s scene) {
 	if want := s.moments(s.only); !slices.Equal(got, want) {
 		t.Errorf("the exhaustive exploration's moments:\n  got  %s\n  want %s", strings.Join(got, "; "), strings.Join(want, "; "))
 	}
+	st.equivalent += pruned.Equivalent
+	st.racing += len(pruned.Racing)
+	st.runs += len(pruned.Interleavings) + len(whole.Interleavings)
+	st.failed += len(pruned.Failed()) + len(whole.Failed())
 	c := CheckPruning(pruned, whole)
 	for _, d := range c.Differences {
 		t.Error(d)
