@@ -301,25 +301,3 @@ func Lives(sc *language.Scenario) []Life {
 	})
 	return out
 }
-
-// OnTheirOwn returns the actors that start and spawn ran something as in
-// the scenario, sorted: explore's moments of their calls need not recur
-// from run to run, since they make their calls when their informers and
-// timers do.
-func OnTheirOwn(sc *language.Scenario) []string {
-	st := stateOf(sc)
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range st.lifelines {
-		for _, l := range r.lives {
-			if !seen[l.actor] {
-				seen[l.actor] = true
-				out = append(out, l.actor)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
-}
