@@ -48,8 +48,12 @@ type (
 	Interleaving   = explore.Interleaving
 	Moment         = explore.Moment
 	Hook           = explore.Hook
+	ExploreRefusal = explore.Refusal
+	Race           = explore.Race
+	Watcher        = explore.Watcher
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
+	PruningCheck   = selfcheck.PruningCheck
 )
 
 // The values the public API and the command use.
@@ -296,6 +300,12 @@ func CheckExplore(o ScriptOptions, file string) error {
 		return err
 	}
 	return explore.Check(lo, file)
+}
+
+// CheckPruning compares an exploration with its moments left out to the
+// same exploration of every moment (selfcheck.CheckPruning).
+func CheckPruning(pruned, whole *ExploreReport) PruningCheck {
+	return selfcheck.CheckPruning(pruned, whole)
 }
 
 // CheckNoise runs the scenario in file plainly and with noise that cannot

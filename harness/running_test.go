@@ -44,6 +44,9 @@ func runningControllers() []*Controller {
 		}},
 		{Name: "busy", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(testctrl.Busy)},
 		{Name: "informer", Scheme: kscheme.Scheme, For: &appsv1.Deployment{}, Run: run(testctrl.InformDeployments)},
+		// The secrets watcher watches Secrets and does nothing else: a
+		// watcher beside a workload that writes something else.
+		{Name: "secrets", Scheme: kscheme.Scheme, For: &corev1.Secret{}, Run: run(testctrl.InformSecrets)},
 		// The mover deletes one ConfigMap, then creates another: a crash
 		// between the two loses a value. The safe mover creates first.
 		{Name: "mover", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
@@ -65,7 +68,7 @@ func runChild() bool {
 	switch os.Getenv(childEnv) {
 	case "":
 		return false
-	case "watcher", "watcher-protobuf", "mover", "mover-safe":
+	case "watcher", "watcher-protobuf", "mover", "mover-safe", "secrets":
 		// What a controller's main does: a kubeconfig, a namespace, and
 		// a context that SIGTERM ends.
 		cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
@@ -83,11 +86,14 @@ func runChild() bool {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 		defer stop()
 		ns := os.Getenv("NAMESPACE")
-		fmt.Println(os.Getenv(childEnv), "watching configmaps in", ns)
-		run := func() error { return testctrl.WatchConfigMaps(ctx, cfg, ns) }
-		if child := os.Getenv(childEnv); strings.HasPrefix(child, "mover") {
+		what, run := "configmaps", func() error { return testctrl.WatchConfigMaps(ctx, cfg, ns) }
+		switch child := os.Getenv(childEnv); {
+		case strings.HasPrefix(child, "mover"):
 			run = func() error { return testctrl.Move(ctx, cfg, ns, child == "mover-safe") }
+		case child == "secrets":
+			what, run = "secrets", func() error { return testctrl.InformSecrets(ctx, cfg, ns) }
 		}
+		fmt.Println(os.Getenv(childEnv), "watching", what, "in", ns)
 		if err := run(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

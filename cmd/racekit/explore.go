@@ -80,8 +80,10 @@ selected. It inlines the Mermaid library that make mermaid installs, and
 refuses a FILE that exists, before anything runs.
 
 Exit status: 0 when every run passed, 1 when one failed, 2 for a usage
-error, a FILE that is no explore scenario, or (with --merge) a report that
-cannot be read or merged.
+error, a FILE that is no explore scenario (checked before the control
+plane starts, or, for what only the learning run tells, such as an only=
+that matches no call, after it), or (with --merge) a report that cannot
+be read or merged.
 
 Flags:
 `
@@ -313,6 +315,12 @@ func exploreFile(ctx context.Context, cp *harness.ControlPlane, opts harness.Scr
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "racekit explore: %v\n", err)
+		// A file refused once its learning run has run (an only= that
+		// keeps no call) is no explore scenario racekit can run, as one
+		// refused before the control plane started.
+		if refusal := (*harness.ExploreRefusal)(nil); errors.As(err, &refusal) {
+			return exitUsage
+		}
 		return exitFail
 	}
 	fmt.Fprint(stdout, rep.Table())

@@ -18,6 +18,10 @@ const (
 	outcomePass = "pass"
 	outcomeFail = "fail"
 	outcomeNA   = "na"
+	// outcomeRacing marks a moment left out as racing with a controller
+	// that runs on its own: no run, and no outcome, but a claim the page
+	// shows.
+	outcomeRacing = "racing"
 )
 
 // htmlRun is one interleaving as the page shows it.
@@ -29,12 +33,18 @@ type htmlRun struct {
 	Diagram            string // Mermaid
 }
 
+// htmlRace is a moment left out as racing, as the page lists it.
+type htmlRace struct {
+	Moment, Why string
+}
+
 // htmlPage is what the page's template draws.
 type htmlPage struct {
 	Title    string
 	Header   string // the table's first line
 	Workload string // the learning run as Mermaid, its moments marked
 	Runs     []htmlRun
+	Racing   []htmlRace
 	Library  template.JS // Mermaid, inlined
 }
 
@@ -80,6 +90,9 @@ func writeHTML(path string, rep *harness.ExploreReport, lib []byte) error {
 		}
 		page.Runs = append(page.Runs, r)
 	}
+	for _, rc := range rep.Racing {
+		page.Racing = append(page.Racing, htmlRace{Moment: rc.Moment.Trigger(), Why: rc.LeftOut()})
+	}
 	var b bytes.Buffer
 	if err := pageTemplate.Execute(&b, page); err != nil {
 		return err
@@ -116,13 +129,19 @@ var outcomeColor = map[string]string{
 	outcomePass: "rgb(200, 230, 201)",
 	outcomeFail: "rgb(255, 205, 210)",
 	outcomeNA:   "rgb(224, 224, 224)",
+	// The amber of a claim to check, not a verdict.
+	outcomeRacing: "rgb(255, 236, 179)",
 }
 
 // markMoments draws the learning run as Mermaid, with a note at each
 // explored moment, coloured by the worst outcome of the runs hooked
-// there: a failure, else a pass, else n/a.
+// there: a failure, else a pass, else n/a; and one at each moment left
+// out as racing, which says what it races with.
 func markMoments(rep *harness.ExploreReport) string {
-	outcome := map[string]string{}
+	outcome, label := map[string]string{}, map[string]string{}
+	for _, rc := range rep.Racing {
+		outcome[rc.Moment.Trigger()], label[rc.Moment.Trigger()] = outcomeRacing, rc.LeftOut()
+	}
 	for _, il := range rep.Interleavings {
 		o := runOutcome(il)
 		for _, h := range il.Hooks {
@@ -143,9 +162,12 @@ func markMoments(rep *harness.ExploreReport) string {
 		if !ok {
 			return
 		}
-		label := map[string]string{outcomePass: "pass", outcomeFail: "FAIL", outcomeNA: "n/a"}[o]
+		text, ok := label[m.Trigger()]
+		if !ok {
+			text = map[string]string{outcomePass: "pass", outcomeFail: "FAIL", outcomeNA: "n/a"}[o]
+		}
 		out = append(out, "    rect "+outcomeColor[o],
-			"    Note over "+diagramID(m.Actor)+": "+diagramText(m.Trigger()+": "+label),
+			"    Note over "+diagramID(m.Actor)+": "+diagramText(m.Trigger()+": "+text),
 			"    end")
 	}
 	occ := map[string]int{}
@@ -192,8 +214,9 @@ func diagramText(s string) string {
 }
 
 // pageTemplate is the page --html writes: the workload's diagram with its
-// moments marked, a list of the runs, coloured by outcome, and the
-// selected run's failure and diagram. Everything is inline.
+// moments marked, a list of the runs, coloured by outcome, the moments
+// left out as racing, each with what it races with, and the selected
+// run's failure and diagram. Everything is inline.
 var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -209,6 +232,8 @@ h1 { font-size: 1.2em; font-family: monospace; }
 .pass { background: rgb(200, 230, 201); }
 .fail { background: rgb(255, 205, 210); }
 .na { background: rgb(224, 224, 224); }
+.racing { background: rgb(255, 236, 179); font-family: monospace; padding: 4px 8px; margin: 2px 0; }
+#racing { list-style: none; padding: 0; margin: 0; }
 #failure { white-space: pre-wrap; background: rgb(255, 235, 238); padding: 8px; }
 #failure:empty { display: none; }
 </style>
@@ -221,7 +246,11 @@ h1 { font-size: 1.2em; font-family: monospace; }
 <ul id="runs">
 {{range $i, $r := .Runs}}<li><button type="button" class="{{$r.Outcome}}" data-run="{{$i}}" aria-pressed="false">{{$r.Moment}} · {{$r.Interferer}} · {{$r.Label}}</button></li>
 {{end}}</ul>
-</div>
+{{if .Racing}}<h2>Left out: racing a controller that runs on its own</h2>
+<ul id="racing">
+{{range .Racing}}<li class="racing">{{.Moment}} · {{.Why}}</li>
+{{end}}</ul>
+{{end}}</div>
 <div>
 <h2>The workload alone, its moments marked</h2>
 <div id="workload"></div>

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -227,6 +228,23 @@ func TestExplore(t *testing.T) {
 			assert.Equal(t, head, "== "+f)
 			table(t, rest)
 		}
+	})
+
+	// Issue 28: refused after the learning run, an only= that keeps no
+	// call is a file racekit cannot explore, as one refused before: exit 2.
+	t.Run("an only= that matches no call is a usage error", func(t *testing.T) {
+		data, err := os.ReadFile(annotation)
+		assert.NilError(t, err)
+		f := filepath.Join(t.TempDir(), "explore_only_typo.txtar")
+		typo := strings.Replace(string(data), "explore reconcile webapps/web", "explore only=deployments/web only=deployments/wbe reconcile webapps/web", 1)
+		assert.Assert(t, typo != string(data))
+		assert.NilError(t, os.WriteFile(f, []byte(typo), 0o644))
+		var stdout, stderr strings.Builder
+		assert.Equal(t, explore([]string{f}, &stdout, &stderr, shared), exitUsage, "stderr:\n%s", stderr.String())
+		line := 1 + strings.Count(typo[:strings.Index(typo, "explore only=")], "\n")
+		want := fmt.Sprintf("racekit explore: explore_only_typo.txtar:%d: only=deployments/wbe matches no call of the workload \"reconcile webapps/web\"", line)
+		assert.Assert(t, strings.HasPrefix(stderr.String(), want), "stderr:\n%s", stderr.String())
+		assert.Equal(t, stdout.String(), "")
 	})
 
 	t.Run("the learning run fails", func(t *testing.T) {

@@ -23,7 +23,7 @@ func commandsWith(s Settings) []*language.Command {
 var commands = []*language.Command{
 	{
 		Name: "explore", Args: "[depth=N] [only=RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up)",
+		Summary: "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up, and each must match a call of the workload)",
 	},
 	{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
@@ -119,7 +119,10 @@ func testFlag(name string) string {
 }
 
 // Table renders the report: each interleaving's moment, interferer,
-// outcome and 409s, after a line that says what was explored.
+// outcome and 409s, after a line that says what was explored; then each
+// moment left out as racing, with what it races with, so that no moment
+// is left out unseen (the equivalent ones are the same as a moment the
+// table lists).
 func (r *Report) Table() string {
 	var b strings.Builder
 	workload := r.Workload
@@ -154,6 +157,9 @@ func (r *Report) Table() string {
 			outcome = "FAIL " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
 		}
 		fmt.Fprintf(&b, "  %-48s %-40s 409s %d  %s\n", strings.Join(moment, " + "), strings.Join(interferer, " + "), il.Conflicts, outcome)
+	}
+	for _, rc := range r.Racing {
+		fmt.Fprintf(&b, "  %-48s %s\n", rc.Moment.Trigger(), rc.LeftOut())
 	}
 	return b.String()
 }

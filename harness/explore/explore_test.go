@@ -10,6 +10,7 @@ import (
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/running"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -35,6 +36,16 @@ func TestMoments(t *testing.T) {
 		return hooks.Hook{Point: point, Match: hooks.Matcher{Actor: "controller", Verb: verb, Resource: "deployments", Name: name}, Occurrence: 2}
 	}
 	hook := func(point hooks.Point, verb string) hooks.Hook { return hookOn(point, verb, "web") }
+	// runs is the mover, as the controller, begun after seq from and
+	// running still.
+	runs := func(from int) []running.Life {
+		return []running.Life{{Name: "mover", Actor: "controller", From: from}}
+	}
+	// clusterWide is x of every namespace (a cluster-scoped call's form).
+	clusterWide := func(e record.Entry) record.Entry {
+		e.Exchange.Call.Namespace = ""
+		return e
+	}
 	oneActor := record.Trace{get(1, "setup", "web"), get(2, "controller", "web"), update(3, "controller", "web"), get(4, "controller", "web")}
 	all := []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
 		"before controller update deployments/web 1st", "after controller update deployments/web 1st",
@@ -44,11 +55,11 @@ func TestMoments(t *testing.T) {
 		trace record.Trace
 		from  int
 		armed []hooks.Hook
-		// only are the explore line's only= matchers; onTheirOwn the
-		// actors that ran on their own.
-		only       []hooks.Matcher
-		onTheirOwn map[string]bool
-		want       []string
+		// only are the explore line's only= matchers; lives the lives
+		// of what ran on its own.
+		only  []hooks.Matcher
+		lives []running.Life
+		want  []string
 		// left are the moments left out, each "MOMENT = TWIN"; racing
 		// those left out as racing with an actor on its own.
 		left, racing []string
@@ -139,26 +150,107 @@ func TestMoments(t *testing.T) {
 		// API server has made it: a hook after it races with what the
 		// controller does about it. Its own calls, and bob's read, do
 		// not race.
-		name:       "after another's write, a watcher on its own races",
-		trace:      record.Trace{watch(1, "controller"), get(2, "bob", "web"), update(3, "bob", "web"), get(4, "controller", "web"), update(5, "controller", "web")},
-		onTheirOwn: map[string]bool{"controller": true},
+		name:  "after another's write, a watcher on its own races",
+		trace: record.Trace{watch(1, "controller"), get(2, "bob", "web"), update(3, "bob", "web"), get(4, "controller", "web"), update(5, "controller", "web")},
+		lives: runs(0),
 		want: []string{"before bob get deployments/web 1st", "after bob get deployments/web 1st",
 			"before controller get deployments/web 1st", "after controller get deployments/web 1st", "before controller update deployments/web 1st", "after controller update deployments/web 1st"},
 		left:   []string{"before bob update deployments/web 1st = after bob get deployments/web 1st"},
-		racing: []string{"after bob update deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st: mover (as controller), which watches deployments"},
 	}, {
-		name:       "an actor on its own that does not watch does not race",
-		trace:      record.Trace{update(1, "bob", "web"), get(2, "controller", "web")},
-		onTheirOwn: map[string]bool{"controller": true},
-		want:       []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st", "before controller get deployments/web 1st", "after controller get deployments/web 1st"},
+		name:  "an actor on its own that does not watch does not race",
+		trace: record.Trace{update(1, "bob", "web"), get(2, "controller", "web")},
+		lives: runs(0),
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st", "before controller get deployments/web 1st", "after controller get deployments/web 1st"},
+	}, {
+		// Issue 28: a watcher halted before the write sees nothing of it.
+		name:  "a watcher gone before the write does not race",
+		trace: record.Trace{watch(1, "controller"), update(2, "bob", "web")},
+		from:  1,
+		lives: []running.Life{{Name: "mover", Actor: "controller", From: 0, To: 1, Gone: true}},
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		// Issue 28: a watcher of Secrets sees no write of a Deployment.
+		name:  "a watcher of another resource does not race",
+		trace: record.Trace{exchange(1, "controller", "watch", "secrets", "", "", 200, "OK", ""), update(2, "bob", "web")},
+		from:  1,
+		lives: runs(0),
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		name:  "a watcher of another object does not race",
+		trace: record.Trace{exchange(1, "controller", "watch", "deployments", "db", "", 200, "OK", ""), update(2, "bob", "web")},
+		from:  1,
+		lives: runs(0),
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		name:   "a watcher of the object races",
+		trace:  record.Trace{exchange(1, "controller", "watch", "deployments", "web", "", 200, "OK", ""), update(2, "bob", "web")},
+		from:   1,
+		lives:  runs(0),
+		want:   []string{"before bob update deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st: mover (as controller), which watches deployments/web"},
+	}, {
+		name:   "a watcher of every namespace, kept to the scenario's, races",
+		trace:  record.Trace{clusterWide(exchange(1, "controller", "watch", "deployments", "", "", 200, "OK", "")), update(2, "bob", "web")},
+		from:   1,
+		lives:  runs(0),
+		want:   []string{"before bob update deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st: mover (as controller), which watches deployments"},
+	}, {
+		name:  "a watch the API server refused sees nothing",
+		trace: record.Trace{exchange(1, "controller", "watch", "deployments", "", "", 403, "Forbidden", ""), update(2, "bob", "web")},
+		from:  1,
+		lives: runs(0),
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		// Its informer lists after the write, and sees it there.
+		name:   "a watcher that runs, and watches after the write, races",
+		trace:  record.Trace{update(1, "bob", "web"), watch(2, "controller")},
+		lives:  runs(0),
+		want:   []string{"before bob update deployments/web 1st"},
+		racing: []string{"after bob update deployments/web 1st: mover (as controller), which watches deployments"},
+	}, {
+		name:  "a watcher started after the write does not race",
+		trace: record.Trace{update(1, "bob", "web"), watch(2, "controller")},
+		lives: runs(1),
+		want:  []string{"before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		// Halted, then started again: the first life's watch does not
+		// make the second a watcher before it watches, nor the reverse.
+		name:  "a watcher races in the life it watches in",
+		trace: record.Trace{watch(1, "controller"), update(2, "bob", "web"), update(3, "bob", "db"), get(4, "controller", "web"), update(5, "bob", "web")},
+		from:  1,
+		lives: []running.Life{{Name: "mover", Actor: "controller", From: 0, To: 2, Gone: true}, {Name: "mover", Actor: "controller", From: 3}},
+		want: []string{"before bob update deployments/web 1st", "before bob update deployments/db 1st", "after bob update deployments/db 1st",
+			"before controller get deployments/web 1st", "after controller get deployments/web 1st", "before bob update deployments/web 2nd", "after bob update deployments/web 2nd"},
+		racing: []string{"after bob update deployments/web 1st: mover (as controller), which watches deployments"},
+	}, {
+		// A halt in a do, between bob's two calls: at after the first,
+		// an interferer meets a watcher that runs; at before the
+		// second, none.
+		name:  "a life that ends between two calls keeps both",
+		trace: record.Trace{get(1, "setup", "web"), get(2, "bob", "web"), update(3, "bob", "web")},
+		from:  1,
+		lives: []running.Life{{Name: "mover", Actor: "controller", From: 0, To: 2, Gone: true}},
+		want:  []string{"before bob get deployments/web 1st", "after bob get deployments/web 1st", "before bob update deployments/web 1st", "after bob update deployments/web 1st"},
+	}, {
+		name:  "a life that begins between two calls keeps both",
+		trace: record.Trace{get(1, "setup", "web"), get(2, "bob", "web"), update(3, "bob", "web")},
+		from:  1,
+		lives: runs(2),
+		want:  []string{"before bob get deployments/web 1st", "after bob get deployments/web 1st", "before bob update deployments/web 1st", "after bob update deployments/web 1st"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only), tc.onTheirOwn)
-			kept, eq := l.kept()
+			l := moments(tc.trace, tc.from, tc.armed, keepOnly(tc.only), tc.lives)
+			kept, eq, races := l.kept()
 			var got, left, racing []string
-			for _, m := range l.racing {
-				racing = append(racing, m.Trigger())
+			for _, rc := range races {
+				var ws []string
+				for _, w := range rc.Watchers {
+					ws = append(ws, w.String())
+				}
+				racing = append(racing, rc.Moment.Trigger()+": "+strings.Join(ws, "; "))
 			}
 			assert.DeepEqual(t, racing, tc.racing)
 			for _, m := range kept {
@@ -285,7 +377,9 @@ func TestMerge(t *testing.T) {
 		{"other invariants", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Invariants = nil })}, "invariants: , not annotation deployments/web t=1"},
 		{"another depth", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Depth = 2 })}, "depth: 2, not 1"},
 		{"only some calls", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Only = []string{"configmaps"} })}, "only: configmaps, not every call"},
-		{"racing moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Racing = ms })}, "racing moments: after controller get webapps/web 1st, not none"},
+		{"racing moments", []*Report{shard("1/2", il(0)), other(func(r *Report) {
+			r.Racing = []Race{{Moment: ms[0], Watchers: []Watcher{{Name: "mover", Actor: "mover", Watch: "webapps"}}}}
+		})}, "racing moments: after controller get webapps/web 1st (left out: races mover, which watches webapps), not none"},
 		{"another variant", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Variant = "blind-update" })}, "teaching variant: blind-update, not none (the production controller)"},
 		{"without pruning", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Exhaustive = true })}, "pruning: every moment (exhaustive), not equivalent moments left out"},
 		{"other moments", []*Report{shard("1/2", il(0)), other(func(r *Report) { r.Moments = nil })}, "moments: , not after controller get webapps/web 1st"},
@@ -345,8 +439,10 @@ func TestPlan(t *testing.T) {
 		return Moment{Point: point, Actor: "controller", Verb: verb, Object: "deployments/web", Occ: 1}
 	}
 	// get, update: before get, after get = before update, after update.
-	l := learned{all: []Moment{mo("before", "get"), mo("after", "get"), mo("before", "update"), mo("after", "update")}, twin: []int{0, 1, 1, 3}}
-	exhaustive := learned{all: l.all, twin: []int{0, 1, 2, 3}}
+	l := learned{all: []Moment{mo("before", "get"), mo("after", "get"), mo("before", "update"), mo("after", "update")}, twin: []int{0, 1, 1, 3}, racing: make([][]Watcher, 4)}
+	exhaustive := learned{all: l.all, twin: []int{0, 1, 2, 3}, racing: make([][]Watcher, 4)}
+	// after update races with a controller on its own: no hook's moment.
+	racing := learned{all: l.all, twin: l.twin, racing: [][]Watcher{nil, nil, nil, {{Name: "mover", Actor: "controller", Watch: "deployments"}}}}
 	a := interferer{cmd: "annotate bob deployments/web t=1", label: "annotate_bob"}
 	every := interferer{cmd: "bump bob deployments/web", every: true, label: "bump_bob"}
 	render := func(runs [][]Hook) []string {
@@ -369,6 +465,7 @@ func TestPlan(t *testing.T) {
 	}{
 		{"depth 1", 1, []interferer{a}, l, []string{"before controller get deployments/web 1st: annotate_bob", "after controller get deployments/web 1st: annotate_bob", "after controller update deployments/web 1st: annotate_bob"}},
 		{"depth 1, every moment", 1, []interferer{a}, exhaustive, []string{"before controller get deployments/web 1st: annotate_bob", "after controller get deployments/web 1st: annotate_bob", "before controller update deployments/web 1st: annotate_bob", "after controller update deployments/web 1st: annotate_bob"}},
+		{"depth 1, a racing moment left out", 1, []interferer{a}, racing, []string{"before controller get deployments/web 1st: annotate_bob", "after controller get deployments/web 1st: annotate_bob"}},
 		{"depth 1, with every", 1, []interferer{every}, l, []string{"before controller get deployments/web every: bump_bob", "after controller get deployments/web every: bump_bob", "before controller update deployments/web every: bump_bob", "after controller update deployments/web every: bump_bob"}},
 		{"depth 2", 2, []interferer{a}, l, []string{
 			"before controller get deployments/web 1st: annotate_bob + after controller get deployments/web 1st: annotate_bob",

@@ -2,9 +2,11 @@ package explore
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -58,4 +60,53 @@ func keepOnly(ms []hooks.Matcher) func(hooks.Call) bool {
 		}
 		return false
 	}
+}
+
+// onlyMisses returns an error naming each of e's only= values, ms, that
+// keeps no call of the workload, the calls after seq from in tr (a watch
+// is no moment, so no such call): a misspelt only= would otherwise leave
+// the exploration to the moments of the others, and pass on them.
+func onlyMisses(tr record.Trace, from int, e *exploration, ms []hooks.Matcher) error {
+	var objects, named, missed []string
+	hit := make([]bool, len(ms))
+	for _, x := range tr.Own() {
+		if x.Seq <= from || x.Verb == "watch" {
+			continue
+		}
+		if !slices.Contains(objects, x.Object()) {
+			objects = append(objects, x.Object())
+		}
+		for _, n := range []string{x.Object(), x.Resource} {
+			if !slices.Contains(named, n) {
+				named = append(named, n)
+			}
+		}
+		for i, m := range ms {
+			hit[i] = hit[i] || keepOnly([]hooks.Matcher{m})(x.Call)
+		}
+	}
+	for i, ok := range hit {
+		if !ok {
+			missed = append(missed, "only="+e.only[i])
+		}
+	}
+	switch {
+	case len(missed) == 0:
+		return nil
+	case len(objects) == 0:
+		return fmt.Errorf("the workload %q made no call, so %s %s none: there is no moment to explore", e.workload, strings.Join(missed, " and "), matches(len(missed)))
+	}
+	hint := ""
+	if len(missed) == 1 {
+		hint = language.Suggest(strings.TrimPrefix(missed[0], "only="), named)
+	}
+	return fmt.Errorf("%s %s no call of the workload %q%s, which calls on %s: each only= must keep the moments of some call", strings.Join(missed, " and "), matches(len(missed)), e.workload, hint, strings.Join(objects, ", "))
+}
+
+// matches is the verb for n only= values.
+func matches(n int) string {
+	if n == 1 {
+		return "matches"
+	}
+	return "match"
 }

@@ -14,6 +14,18 @@ import (
 	"github.com/racekit/racekit/harness/record"
 )
 
+// Refusal is an explore scenario refused for what it says, found once its
+// learning run has run: an only= that names no resource the scenario
+// knows, or that keeps no call of the workload, or a workload that makes
+// no call. Pos is the file:line at fault, the explore line. racekit
+// explore exits with status 2 for it, as for any file that is no explore
+// scenario it can run (errors.As finds it).
+type Refusal struct {
+	Pos, Msg string
+}
+
+func (r *Refusal) Error() string { return r.Pos + ": " + r.Msg }
+
 // Interleaving is the outcome of one run with hooks at their moments.
 type Interleaving struct {
 	// Index is the run's place among all of the exploration's runs, shards
@@ -142,9 +154,10 @@ type Report struct {
 	Equivalent int
 	LeftOut    []Equivalence `json:",omitempty"`
 	// Racing are the moments left out because they race with a
-	// controller that runs on its own: after another actor's write,
-	// which its watch may bring it before the hook there runs, or after.
-	Racing []Moment `json:",omitempty"`
+	// controller that runs on its own, each with the watchers it races
+	// with: after another actor's write, which a watcher's watch may
+	// bring it before the hook there runs, or after.
+	Racing []Race `json:",omitempty"`
 	// Total counts the exploration's runs; Interleavings holds those this
 	// report ran (all of them, or a shard's), in the order of the moments,
 	// then interferers.
@@ -189,8 +202,8 @@ func (r *Report) identity() [][2]string {
 	for _, e := range r.LeftOut {
 		eq = append(eq, e.Moment.Trigger()+" = "+e.Twin.Trigger())
 	}
-	for _, m := range r.Racing {
-		racing = append(racing, m.Trigger())
+	for _, rc := range r.Racing {
+		racing = append(racing, rc.Moment.Trigger()+" ("+rc.LeftOut()+")")
 	}
 	return [][2]string{
 		{"file", filepath.Base(r.File)},

@@ -41,9 +41,10 @@ type Options struct {
 	// the report.
 	Select   func(name string) bool
 	Selected string
-	// Exhaustive explores every moment, the equivalent ones too: what
-	// the rule that leaves them out (moments) must not change the verdicts
-	// of, and the test that it does not.
+	// Exhaustive explores every moment, the equivalent ones and those
+	// that race with a controller that runs on its own too: what the
+	// rules that leave them out (moments) must not change the verdicts
+	// of, and the tests that they do not.
 	Exhaustive bool
 	// Variant names the teaching variant opts' controllers run ("" for
 	// the production controller), for the report's identity: Merge
@@ -100,13 +101,10 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		return nil, err
 	}
 	if xo.Exhaustive {
-		for i := range l.twin {
-			l.twin[i] = i
-		}
+		l.exhaustive()
 	}
-	rep.Moments, rep.LeftOut = l.kept()
+	rep.Moments, rep.LeftOut, rep.Racing = l.kept()
 	rep.Equivalent = len(rep.LeftOut)
-	rep.Racing = l.racing
 	rep.Learning = l.rows
 	runs, err := e.plan(l)
 	if err != nil {
@@ -196,6 +194,7 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 	var armed []hooks.Hook
 	var only []hooks.Matcher
 	var onlyErr error
+	var lives []running.Life
 	e.onTheirOwn = map[string]bool{}
 	lopts := opts
 	lopts.Done = func(sc *language.Scenario) {
@@ -207,26 +206,28 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 			armed = append(armed, a.Hook)
 		}
 		tr = sc.Trace()
-		for _, a := range running.OnTheirOwn(sc) {
-			e.onTheirOwn[a] = true
+		lives = running.Lives(sc)
+		for _, lf := range lives {
+			e.onTheirOwn[lf.Actor] = true
 		}
 		// The resources a scenario knows include the services its
 		// controllers call, which its Setup declares.
 		only, onlyErr = matchOnly(sc, e.only)
 	}
 	res := language.RunScript(ctx, cp, lopts, dir, e.file, e.script([]string{"explore-from"}, false))
+	pos := fmt.Sprintf("%s:%d", filepath.Base(e.file), e.at+1)
 	if onlyErr != nil {
-		return learned{}, fmt.Errorf("%s:%d: %w", filepath.Base(e.file), e.at+1, onlyErr)
+		return learned{}, &Refusal{Pos: pos, Msg: onlyErr.Error()}
 	}
 	if !res.Passed {
 		return learned{}, fmt.Errorf("%w: the script up to the workload, and the workload alone, with no interferer, fail:\n%s", errLearning, res.Log)
 	}
-	l := moments(tr, from, armed, keepOnly(only), e.onTheirOwn)
-	switch {
-	case len(l.all) == 0 && len(e.only) > 0:
-		return learned{}, fmt.Errorf("%s:%d: the workload %q made no call on %s: there is no moment to explore", filepath.Base(e.file), e.at+1, e.workload, strings.Join(e.only, " or "))
-	case len(l.all) == 0:
-		return learned{}, fmt.Errorf("%s:%d: the workload %q made no call: there is no moment to explore", filepath.Base(e.file), e.at+1, e.workload)
+	if err := onlyMisses(tr, from, e, only); err != nil {
+		return learned{}, &Refusal{Pos: pos, Msg: err.Error()}
+	}
+	l := moments(tr, from, armed, keepOnly(only), lives)
+	if len(l.all) == 0 {
+		return learned{}, &Refusal{Pos: pos, Msg: fmt.Sprintf("the workload %q made no call: there is no moment to explore", e.workload)}
 	}
 	for _, r := range tr.Rows() {
 		if r.Seq > from {
@@ -255,6 +256,9 @@ func (e *exploration) plan(l learned) ([][]Hook, error) {
 		for i, m := range l.all {
 			h := Hook{Moment: m, Interferer: in.cmd, Every: in.every, label: in.label}
 			switch {
+			// A racing moment is no moment of any hook's.
+			case l.racing[i] != nil:
+				continue
 			// Every occurrence from the first on is every occurrence.
 			case in.every && seen[h.Trigger()]:
 				continue

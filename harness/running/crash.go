@@ -134,6 +134,7 @@ func crashLife(sc *language.Scenario, l *life, pos string) error {
 	if !l.crash.set(pos, err) {
 		return language.UsageError("%s is not running: it was crashed at %s", l.name, l.crash.at())
 	}
+	l.noteGone(sc)
 	l.kill()
 	defer sc.Recorder().Poke()
 	if l.what != "process" {

@@ -65,6 +65,23 @@ type life struct {
 	// ended on its own before.
 	halted string
 	ownEnd bool
+	// from and to are the recorder's last sequence numbers when it began
+	// and when it was gone (its Run returned, its process exited, or a
+	// crash killed it), which gone says; for Lives.
+	from, to int
+	gone     bool
+}
+
+// noteGone notes that l is gone, at the recorder's last sequence number:
+// a call recorded after it came after l's end. The first note counts (a
+// crash, before the Run it cancelled returns).
+func (l *life) noteGone(sc *language.Scenario) {
+	seq := sc.Recorder().LastSeq()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.gone {
+		l.to, l.gone = seq, true
+	}
 }
 
 // ended reports whether l has returned or exited, and how.
@@ -186,8 +203,11 @@ func checkFree(sc *language.Scenario, name, actor, how string) error {
 	return nil
 }
 
-// addLife keeps l as the newest life of its name, and numbers it.
+// addLife keeps l as the newest life of its name, numbers it, and notes
+// where on the recorder's sequence it begins.
 func addLife(sc *language.Scenario, l *life) {
+	// Before the lock: the recorder's is never taken inside it.
+	l.from = sc.Recorder().LastSeq()
 	st := stateOf(sc)
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -250,24 +270,44 @@ func runningLives(sc *language.Scenario) []*life {
 	return out
 }
 
-// OnTheirOwn returns the actors that start and spawn ran something as in
-// the scenario, sorted: explore's moments of their calls need not recur
-// from run to run, since they make their calls when their informers and
-// timers do.
-func OnTheirOwn(sc *language.Scenario) []string {
+// Life is one life of what start or spawn ran, as explore reads it: under
+// which name and as which actor, and when it ran, on the recorder's
+// sequence of calls.
+type Life struct {
+	Name, Actor string
+	// From is the recorder's last sequence number when the life began:
+	// a call with a greater one was sent while it ran, or after.
+	From int
+	// To is the recorder's last sequence number when the life was gone
+	// (its Run returned, its process exited, or a crash killed it): a
+	// call with a greater one was sent after. Gone is false, and To 0,
+	// while it runs.
+	To   int
+	Gone bool
+}
+
+// Lives returns every life start and spawn began in the scenario, in the
+// order they began: explore's moment after a write races only with a
+// watcher that runs then (moments.go).
+func Lives(sc *language.Scenario) []Life {
 	st := stateOf(sc)
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	seen := map[string]bool{}
-	var out []string
+	var ls []*life
 	for _, r := range st.lifelines {
-		for _, l := range r.lives {
-			if !seen[l.actor] {
-				seen[l.actor] = true
-				out = append(out, l.actor)
-			}
-		}
+		ls = append(ls, r.lives...)
 	}
-	sort.Strings(out)
+	st.mu.Unlock()
+	var out []Life
+	for _, l := range ls {
+		l.mu.Lock()
+		out = append(out, Life{Name: l.name, Actor: l.actor, From: l.from, To: l.to, Gone: l.gone})
+		l.mu.Unlock()
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].From != out[j].From {
+			return out[i].From < out[j].From
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }

@@ -73,6 +73,7 @@ func runStart(sc *language.Scenario, inv language.Invocation) error {
 	l.label = labelOf(sc, l)
 	go runLabelled(ctx, l.label, func(ctx context.Context) {
 		l.err = callRun(ctx, c, in)
+		l.noteGone(sc)
 		close(l.done)
 		sc.Recorder().Poke()
 	})

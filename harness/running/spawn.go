@@ -122,6 +122,7 @@ func spawn(sc *language.Scenario, inv language.Invocation, within time.Duration)
 		if err != nil {
 			l.err = fmt.Errorf("%s: %w", strings.Join(args, " "), err)
 		}
+		l.noteGone(sc)
 		close(l.done)
 		sc.Recorder().Poke()
 	}()

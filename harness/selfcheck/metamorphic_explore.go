@@ -37,7 +37,7 @@ func twinDifferences(from, to judged, fromName, toName string) []string {
 	}
 	verdicts := map[string]string{}
 	for _, il := range to.explored.Interleavings {
-		verdicts[hooksKey(il.Hooks)] = to.runVerdict(il)
+		verdicts[RunKey(il.Hooks...)] = to.runVerdict(il)
 	}
 	var out []string
 	for _, il := range from.explored.Interleavings {
@@ -46,19 +46,19 @@ func twinDifferences(from, to judged, fromName, toName string) []string {
 			hs[0].Moment = tw
 		}
 		got := from.runVerdict(il)
-		want, ok := verdicts[hooksKey(hs)]
+		want, ok := verdicts[RunKey(hs...)]
 		switch {
 		case !ok:
-			out = append(out, fmt.Sprintf("the %s run at %s has no twin in the %s exploration", fromName, hooksKey(il.Hooks), toName))
+			out = append(out, fmt.Sprintf("the %s run at %s has no twin in the %s exploration", fromName, RunKey(il.Hooks...), toName))
 		case got != want:
-			out = append(out, fmt.Sprintf("the %s run at %s: %s; its twin in the %s exploration, at %s: %s", fromName, hooksKey(il.Hooks), got, toName, hooksKey(hs), want))
+			out = append(out, fmt.Sprintf("the %s run at %s: %s; its twin in the %s exploration, at %s: %s", fromName, RunKey(il.Hooks...), got, toName, RunKey(hs...), want))
 		}
 	}
 	return out
 }
 
 // allMoments returns every moment of an exploration, explored or left
-// out, sorted.
+// out (as equivalent, or racing), sorted.
 func allMoments(r *explore.Report) []string {
 	var out []string
 	for _, m := range r.Moments {
@@ -67,17 +67,11 @@ func allMoments(r *explore.Report) []string {
 	for _, e := range r.LeftOut {
 		out = append(out, e.Moment.Trigger())
 	}
+	for _, rc := range r.Racing {
+		out = append(out, rc.Moment.Trigger())
+	}
 	slices.Sort(out)
 	return out
-}
-
-// hooksKey names a run by its hooks' moments and interferers.
-func hooksKey(hs []explore.Hook) string {
-	var out []string
-	for _, h := range hs {
-		out = append(out, h.Trigger()+" | "+h.Interferer)
-	}
-	return strings.Join(out, " + ")
 }
 
 // runVerdict renders an interleaving's judged for comparing runs: pass,

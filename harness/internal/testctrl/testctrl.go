@@ -112,6 +112,24 @@ func InformDeployments(ctx context.Context, cfg *rest.Config, namespace string) 
 	return nil
 }
 
+// InformSecrets runs an informer on the namespace's Secrets until its
+// context ends, and does nothing with them: a watcher that runs beside a
+// workload which writes other things, such as ConfigMaps, and so races
+// with none of its writes.
+func InformSecrets(ctx context.Context, cfg *rest.Config, namespace string) error {
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Secrets().Informer()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	cache.WaitForCacheSync(ctx.Done(), inf.HasSynced)
+	<-ctx.Done()
+	return nil
+}
+
 // Busy reads the namespace's ConfigMaps again and again until its context
 // ends: a controller that never goes idle.
 func Busy(ctx context.Context, cfg *rest.Config, namespace string) error {
