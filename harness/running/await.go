@@ -100,12 +100,17 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 		} else if n >= count {
 			return false, nil // done once the calls in flight are
 		}
+		// Whether anything could still make the call is asked first, and
+		// how the actor's life ended after: a crash that lands between
+		// the two is then seen as the crash it is, not as nothing
+		// running.
+		why := nothingCalls(sc, trig.Match.Actor)
 		if l := lifeOf(sc, trig.Match.Actor); l != nil {
 			if done, _ := l.ended(); (done || l.crash.at() != "") && !l.crash.restarting() {
 				return false, fmt.Errorf("awaited %s, but %s\n%s", want, l.describe(), sc.Trace().Tail(15))
 			}
 		}
-		if why := nothingCalls(sc, trig.Match.Actor); why != "" {
+		if why != "" {
 			return false, fmt.Errorf("awaited %s, but %s; %s\n%s", want, why, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
 		}
 		return false, nil
