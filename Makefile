@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest controller-manager operators mermaid browser python-client test demo vet determinism stress timings fuzz bench
+.PHONY: help envtest controller-manager scheduler kubemark operators mermaid browser python-client test demo vet determinism stress timings fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -46,6 +46,12 @@ envtest: ## build kube-apiserver and etcd from source into the user cache (once;
 controller-manager: ## build kube-controller-manager from source into the user cache, beside kube-apiserver (once; about 1.5 minutes after envtest)
 	$(GO) run ./internal/assets/envtest controller-manager
 
+scheduler: ## build kube-scheduler from source into the user cache, beside kube-apiserver (once; about 1.5 minutes after controller-manager)
+	$(GO) run ./internal/assets/envtest scheduler
+
+kubemark: ## build kubemark, the hollow node (the real kubelet with a fake container runtime), from source into the user cache (once; about 11 minutes after controller-manager)
+	$(GO) run ./internal/assets/envtest kubemark
+
 operators: ## build the operator releases realbugs races (rabbitmq cluster-operator) from their modules into the user cache (once; about 1.5 minutes)
 	$(GO) run -C realbugs ./cmd/operators
 
@@ -75,6 +81,8 @@ test: ## build the control plane if needed, then run every test and scenario
 	@rm -f $(STAGES)
 	@$(STAGE) envtest $(MAKE) --no-print-directory envtest
 	@$(STAGE) controller-manager $(MAKE) --no-print-directory controller-manager
+	@$(STAGE) scheduler $(MAKE) --no-print-directory scheduler
+	@$(STAGE) kubemark $(MAKE) --no-print-directory kubemark
 	@$(STAGE) operators $(MAKE) --no-print-directory operators
 	@$(STAGE) mermaid $(MAKE) --no-print-directory mermaid
 	@$(STAGE) browser $(MAKE) --no-print-directory browser
@@ -86,7 +94,7 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) realbugs $(GO) test -C realbugs $(RACE) ./...
 	@$(STAGE) --report
 
-determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) and compare the traces; the examples' running controllers too
+determinism: envtest controller-manager scheduler kubemark ## run the whole catalogue DETERMINISM times (default 50) and compare the traces; the examples' running controllers too
 # The catalogue's running_* scenarios are compared by their assertions
 # alone (docs/running.md); so are the examples' controllers that run on
 # their own, run DETERMINISM times each with -count.
@@ -96,12 +104,12 @@ determinism: envtest ## run the whole catalogue DETERMINISM times (default 50) a
 	ex=$$?; echo "determinism: examples' running controllers, $(DETERMINISM) runs each: $$( [ $$ex -eq 0 ] && echo all passed || echo FAILED)"; \
 	echo "full log: determinism.log"; [ $$status -eq 0 ] && [ $$ex -eq 0 ]
 
-stress: envtest controller-manager operators python-client ## the suites quietly, then under busy loops on every core and pinned to one core with GOMAXPROCS=1, STRESS_ROUNDS times (default 1); verdicts compared
+stress: envtest controller-manager scheduler kubemark operators python-client ## the suites quietly, then under busy loops on every core and pinned to one core with GOMAXPROCS=1, STRESS_ROUNDS times (default 1); verdicts compared
 # Every difference in a verdict between the quiet run and a loaded one is
 # printed, and fails the target (docs/reliability.md, "Under load").
 	@RACE=$(RACE) $(GO) run ./internal/stress
 
-timings: envtest controller-manager operators python-client ## where the tests' time goes: each package's time and the 20 slowest tests (go test -json, as make test runs them)
+timings: envtest controller-manager scheduler kubemark operators python-client ## where the tests' time goes: each package's time and the 20 slowest tests (go test -json, as make test runs them)
 	@env RACE=$(RACE) tools/leak-bins $(LEAKBIN) >/dev/null
 	@RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 RACE=$(RACE) $(GO) run ./internal/timings
 
@@ -114,7 +122,7 @@ fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m
 	if [ $$status = 0 ]; then result="no failure"; else result="FAILED: $$(grep -m1 -E 'Failing input|panic:|hung' fuzz.log | sed 's/^ *//')"; fi; \
 	echo "fuzz: FuzzScript for $(FUZZTIME): $$last; $$result (full log: fuzz.log)"; exit $$status
 
-bench: envtest ## run the benchmarks (benchstat-readable)
+bench: envtest controller-manager scheduler kubemark ## run the benchmarks (benchstat-readable)
 	$(GO) test ./harness/controlplane -run '^$$' -bench ControlPlaneStart -benchtime 3x -count 3
 	$(GO) test ./scenarios -run '^$$' -bench . -benchtime 50x -count 5
 

@@ -14,7 +14,11 @@ import (
 func TestVersionsMatchToolModules(t *testing.T) {
 	root, err := Root(".")
 	assert.NilError(t, err)
-	for _, tl := range append(tools, controllerManager) {
+	all := append([]tool(nil), tools...)
+	for _, c := range components {
+		all = append(all, c.tool)
+	}
+	for _, tl := range all {
 		got, err := RequiredVersion(filepath.Join(root, "tools", tl.module, "go.mod"), tl.require)
 		assert.NilError(t, err)
 		assert.Equal(t, got, tl.version, "tools/%s/go.mod", tl.module)
@@ -71,4 +75,35 @@ func TestRequiredVersion(t *testing.T) {
 	assert.Equal(t, v, "v3.4.5")
 	_, err = RequiredVersion(p, "nope")
 	assert.ErrorContains(t, err, "does not require nope")
+}
+
+// TestComponentsSayTheirTarget checks what a missing component's error
+// says: ErrMissing, where it looked, and the make target that builds it.
+func TestComponentsSayTheirTarget(t *testing.T) {
+	tests := []struct {
+		find   func() (string, error)
+		binary string
+		target string
+	}{
+		{FindControllerManager, ControllerManager, "make controller-manager"},
+		{FindScheduler, Scheduler, "make scheduler"},
+		{FindKubemark, Kubemark, "make kubemark"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.binary, func(t *testing.T) {
+			empty := t.TempDir()
+			t.Setenv(EnvVar, empty)
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			t.Setenv("HOME", t.TempDir())
+			_, err := tc.find()
+			assert.Assert(t, errors.Is(err, ErrMissing))
+			assert.ErrorContains(t, err, tc.binary+" is in none of ["+empty+" (from "+EnvVar+")")
+			assert.ErrorContains(t, err, "run `"+tc.target+"` to build it")
+
+			assert.NilError(t, os.WriteFile(filepath.Join(empty, tc.binary), []byte("#!/bin/sh\n"), 0o755))
+			got, err := tc.find()
+			assert.NilError(t, err)
+			assert.Equal(t, got, filepath.Join(empty, tc.binary))
+		})
+	}
 }

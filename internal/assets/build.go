@@ -19,11 +19,12 @@ type tool struct {
 	pkg     string // main package to build
 	require string // module whose version must match
 	version string // that version, with the v
+	target  string // the make target that builds it, for progress lines
 }
 
 var tools = []tool{
-	{"kube-apiserver", "kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes", "v" + KubernetesVersion},
-	{"etcd", "etcd", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", "v" + EtcdVersion},
+	{"kube-apiserver", "kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes", "v" + KubernetesVersion, "envtest"},
+	{"etcd", "etcd", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", "v" + EtcdVersion, "envtest"},
 }
 
 // Build makes sure both binaries are in Dir, building those that are missing
@@ -61,7 +62,7 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	fmt.Fprintf(w, "%s: go build %s (%s %s)\n", t.stage(), t.pkg, t.require, t.version)
+	fmt.Fprintf(w, "%s: go build %s (%s %s)\n", t.target, t.pkg, t.require, t.version)
 	// Build into a temporary name and rename, so that an interrupted build
 	// never leaves a half-written binary that Find would accept.
 	tmp := filepath.Join(dir, "."+t.binary+".tmp")
@@ -76,16 +77,8 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 	if err := os.Rename(tmp, filepath.Join(dir, t.binary)); err != nil {
 		return fmt.Errorf("install %s: %w", t.binary, err)
 	}
-	fmt.Fprintf(w, "%s: built %s in %s\n", t.stage(), t.binary, time.Since(start).Round(time.Second))
+	fmt.Fprintf(w, "%s: built %s in %s\n", t.target, t.binary, time.Since(start).Round(time.Second))
 	return nil
-}
-
-// stage names the make target that builds t, for progress lines.
-func (t tool) stage() string {
-	if t.binary == ControllerManager {
-		return "controller-manager"
-	}
-	return "envtest"
 }
 
 // checkVersion refuses to build when the nested module requires another

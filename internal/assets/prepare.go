@@ -32,14 +32,17 @@ func Prepare(ctx context.Context, wd string, w io.Writer) error {
 // where FindControllerManager looks, or builds it from the racekit checkout
 // at or above wd. Progress goes to w. make controller-manager runs it.
 func PrepareControllerManager(ctx context.Context, wd string, w io.Writer) error {
-	if path, err := FindControllerManager(); err == nil {
-		fmt.Fprintf(w, "controller-manager: kube-controller-manager is ready at %s\n", path)
-		return nil
-	}
-	root, err := Root(wd)
-	if err != nil {
-		return err
-	}
-	_, err = BuildControllerManager(ctx, root, w)
-	return err
+	return controllerManager.prepare(ctx, wd, w)
+}
+
+// PrepareScheduler makes kube-scheduler ready, as PrepareControllerManager
+// does kube-controller-manager. make scheduler runs it.
+func PrepareScheduler(ctx context.Context, wd string, w io.Writer) error {
+	return scheduler.prepare(ctx, wd, w)
+}
+
+// PrepareKubemark makes kubemark ready, as PrepareControllerManager does
+// kube-controller-manager. make kubemark runs it.
+func PrepareKubemark(ctx context.Context, wd string, w io.Writer) error {
+	return kubemark.prepare(ctx, wd, w)
 }
