@@ -42,13 +42,15 @@ func namespaced(mapper meta.RESTMapper, r schema.GroupVersionResource) bool {
 	return err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
-// confined returns cfg with its reads of every namespace kept to sc's, for
+// confined returns cfg with its reads of every namespace kept to sc's, and
+// its reads of nodes to sc's nodes (nodes.go), for
 // a controller started in this process, which does not go through the
 // racing proxy: outermost, so that its hooks and recorder see the
 // rewritten request, as a spawned process's do.
 func confined(sc *language.Scenario, cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Wrap(confinement(sc).Wrap)
+	cfg.Wrap(func(next http.RoundTripper) http.RoundTripper { return ownNodes(sc, next) })
 	return cfg
 }
 

@@ -35,16 +35,16 @@ var stateKey = language.NewKey("running", func(*language.Scenario) *state {
 func stateOf(sc *language.Scenario) *state { return stateKey.Of(sc) }
 
 // Extension returns the extension of controllers that run on their own:
-// start, spawn, await, idle, halt, crash, restart and controller-manager,
-// and what any actor is shown: hold, release and mark, at the wire of every
-// actor's transport (Transport). A scenario's $KUBECONFIG is the path spawn
+// start, spawn, await, idle, halt, crash, restart, controller-manager,
+// scheduler, node and ready, and what any actor is shown: hold, release and
+// mark, at the wire of every actor's transport (Transport). A scenario's $KUBECONFIG is the path spawn
 // turns into its actor's kubeconfig; at the scenario's end, what still runs
 // is halted, a hold that failed or that nothing met fails the scenario, and
 // a process's output and what the racing proxy said go to the scenario's
 // log.
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, crashCommands, restartCommands, kcmCommands, viewCommands} {
+	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, crashCommands, restartCommands, kcmCommands, podCommands, readyCommands, viewCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{

@@ -11,7 +11,7 @@ import (
 	"github.com/racekit/racekit/internal/assets"
 )
 
-// The cluster parts envtest lacks, real ones: kube-controller-manager,
+// The cluster parts envtest lacks, real ones (and pods.go): kube-controller-manager,
 // built from k8s.io/kubernetes like kube-apiserver (make
 // controller-manager), runs the controllers a scenario names as a spawned
 // process whose calls, like any spawned process's, come in through the
@@ -21,7 +21,7 @@ var kcmCommands = []*language.Command{
 		Name: "controller-manager", Args: "[controllers=NAME,...] [as ACTOR]", Group: "run", MinArgs: 0, MaxArgs: 3,
 		Summary: "spawn kube-controller-manager (make controller-manager builds it) as the actor ACTOR (default " + KCMActor + ") through the racing proxy, running the controllers named (default " + DefaultKCMControllers + ": the garbage collector and the StatefulSet controller; kube-controller-manager --help lists the others), " +
 			"with --leader-elect=false and --secure-port=0; it returns once kube-controller-manager has made its first call, and fails with the tail of its log when it exits first; " +
-			"it lists and watches every namespace; there is no scheduler and no kubelet, so pods stay Pending; halt, crash and restart take ACTOR as its name",
+			"its lists and watches of every namespace are kept to the scenario's, and of nodes to the scenario's nodes; pods stay Pending unless the scenario runs scheduler and node NAME, and node-lifecycle-controller among the controllers, which takes a Ready node's not-ready taint off (it never marks a node unreachable: it gets grace periods of an hour, since the nodes' leases, in kube-node-lease, are outside its view); halt, crash and restart take ACTOR as its name",
 		Run: runControllerManager,
 	},
 }
@@ -79,6 +79,13 @@ func runControllerManager(sc *language.Scenario, inv language.Invocation) error 
 		// calls, which the client's default rate limit (20 a second)
 		// would spread over seconds.
 		"--kube-api-qps=1000", "--kube-api-burst=1000",
+		// The node lifecycle controller judges a node's health by its
+		// lease, in kube-node-lease, which its informer of every
+		// namespace's leases, kept to the scenario's namespace, never
+		// sees: grace periods longer than any scenario keep it from
+		// marking a node Unknown and evicting its pods for that. It still
+		// takes the not-ready taint off a node its kubelet reports Ready.
+		"--node-monitor-grace-period=1h", "--node-startup-grace-period=1h",
 	}
 	if err := runSpawn(sc, language.Invocation{Args: spawn, Pos: inv.Pos}); err != nil {
 		return fmt.Errorf("spawn kube-controller-manager: %w", err)

@@ -309,7 +309,7 @@ func Proxy(sc *language.Scenario) (*proxy.Server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return livesOf(sc, actor, rewindable{rt}), nil
+			return ownNodes(sc, livesOf(sc, actor, rewindable{rt})), nil
 		},
 		Unauthenticated: sc.Recorder().Wrap(AnonymousActor)(proxy.Refuse),
 		Log:             st.proxyLog,
