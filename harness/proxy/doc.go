@@ -24,7 +24,7 @@
 //   - The proxy refuses, itself, an actor's request that carries
 //     impersonation headers (403, unless Options.Impersonation allows the
 //     actor) and one that asks to upgrade its connection, as exec, attach
-//     and port-forward do (501: no kubelet runs here), each with a
+//     and port-forward do (501: no container here runs a process), each with a
 //     metav1.Status that says why, through Options.Refusals, which records
 //     it.
 //   - An upstream error becomes 502 with a metav1.Status; the proxy's own

@@ -23,9 +23,10 @@ import (
 //     the actor's, at the server or in what RBAC decides. Refused with 403
 //     Forbidden unless Options.Impersonation allows the actor.
 //   - Upgrades. exec, attach and port-forward switch the connection to
-//     SPDY or WebSocket and stream to a kubelet, and no kubelet runs
-//     beside this control plane; the proxy does not carry upgraded
-//     connections either. Refused with 501 Not Implemented.
+//     SPDY or WebSocket and stream to a process in a container, through
+//     its node's kubelet, and the only kubelets beside this control plane
+//     are hollow ones, whose containers run no process; the proxy does not
+//     carry upgraded connections either. Refused with 501 Not Implemented.
 //
 // A refusal is answered with a metav1.Status, through Options.Refusals
 // (the harness's recorder), so that it is the actor's call in the trace.
@@ -46,7 +47,7 @@ func (s *Server) refusal(actor string, r *http.Request) *refusal {
 	if up := upgrade(r); up != "" {
 		return &refusal{code: http.StatusNotImplemented, message: fmt.Sprintf(
 			"racekit proxy: %s %s as %s asks to upgrade the connection (%s), as exec, attach and port-forward do: "+
-				"they stream to a kubelet, and no kubelet runs beside this control plane (there are no nodes, and pods stay Pending), so the racing proxy refuses every upgrade",
+				"they stream to a process in a container, through its node's kubelet, and the only kubelets here are hollow ones (node NAME: a fake container runtime, whose containers run no process), so the racing proxy refuses every upgrade",
 			r.Method, r.URL.Path, actor, up)}
 	}
 	headers := impersonation(r.Header)

@@ -152,7 +152,7 @@ func TestRefuseUpgrade(t *testing.T) {
 			assert.Equal(t, code, http.StatusNotImplemented)
 			assert.Equal(t, st.Code, int32(http.StatusNotImplemented))
 			assert.Assert(t, strings.Contains(st.Message, tc.method+" "+tc.path+" as alice asks to upgrade the connection "+tc.want), "%s", st.Message)
-			assert.Assert(t, strings.Contains(st.Message, "no kubelet runs beside this control plane"), "%s", st.Message)
+			assert.Assert(t, strings.Contains(st.Message, "the only kubelets here are hollow ones"), "%s", st.Message)
 			want = append(want, "alice "+tc.method+" "+tc.path+" 501 Not Implemented")
 		})
 	}
