@@ -1,12 +1,17 @@
 package running
 
 import (
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // TestNodesQuery checks which requests the scenario's view of nodes
@@ -54,4 +59,85 @@ func TestNodesQuery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNodesQueryGenerated checks the rule of the scenario's view of nodes
+// on generated requests: a GET of exactly /api/v1/nodes or
+// /api/v1/watch/nodes (with slashes at either end or not) is sent with every parameter it had and the
+// scenario's label added to its label selector (after the selector it
+// had); any other request goes as it came. The generator mixes the
+// segments of paths the rule must tell apart (another resource, a name, a
+// subresource, a group, a namespace), and the test fails when it made no
+// case of either outcome.
+func TestNodesQueryGenerated(t *testing.T) {
+	const sel = ScenarioLabel + "=rk-x-abcde"
+	rnd := rand.New(rand.NewPCG(31, 7))
+	segments := []string{"api", "apis", "v1", "v2", "watch", "nodes", "namespaces", "rk-x-abcde", "pods", "persistentvolumes", "n1", "status", "apps", ""}
+	methods := []string{"GET", "GET", "GET", "POST", "PUT", "PATCH", "DELETE"}
+	pick := func(list []string) string { return list[rnd.IntN(len(list))] }
+	rewritten, kept := 0, 0
+	for i := 0; i < 5000; i++ {
+		var parts []string
+		switch rnd.IntN(3) {
+		case 0: // the forms the rule rewrites, and their neighbours
+			parts = []string{"api", "v1", "nodes"}
+			if rnd.IntN(2) == 0 {
+				parts = []string{"api", "v1", "watch", "nodes"}
+			}
+			if rnd.IntN(3) == 0 {
+				parts = append(parts, pick(segments))
+			}
+		default:
+			for n := 1 + rnd.IntN(5); n > 0; n-- {
+				parts = append(parts, pick(segments))
+			}
+		}
+		path := "/" + strings.Join(parts, "/")
+		q := url.Values{}
+		if rnd.IntN(2) == 0 {
+			q.Set("labelSelector", pick([]string{"zone=a", "a in (b,c)", "!x", ScenarioLabel + "=other"}))
+		}
+		if rnd.IntN(2) == 0 {
+			q.Set("fieldSelector", "metadata.name=n1")
+		}
+		if rnd.IntN(2) == 0 {
+			q.Set("watch", "true")
+			q.Set("resourceVersion", strconv.Itoa(rnd.IntN(100)))
+		}
+		method := pick(methods)
+		req := httptest.NewRequest(method, "http://x"+path+"?"+q.Encode(), nil)
+		got, ok := nodesQuery(req, sel)
+
+		// The API server reads a path without its slashes at either end
+		// (RequestInfoFactory), so /api/v1/nodes/ is the collection too.
+		trimmed := strings.Trim(path, "/")
+		collection := method == "GET" && (trimmed == "api/v1/nodes" || trimmed == "api/v1/watch/nodes")
+		if ok != collection {
+			t.Fatalf("%s %s?%s: rewritten %v, want %v", method, path, q.Encode(), ok, collection)
+		}
+		if !ok {
+			kept++
+			continue
+		}
+		rewritten++
+		sent, err := url.ParseQuery(got)
+		assert.NilError(t, err)
+		want := url.Values{}
+		for k, v := range q {
+			want[k] = v
+		}
+		wantSel := sel
+		if have := q.Get("labelSelector"); have != "" {
+			wantSel = have + "," + sel
+		}
+		want.Set("labelSelector", wantSel)
+		if diff := cmp.Diff(want, sent); diff != "" {
+			t.Fatalf("%s %s?%s: query sent (-want +got):\n%s", method, path, q.Encode(), diff)
+		}
+		s, err := labels.Parse(sent.Get("labelSelector"))
+		assert.NilError(t, err, "the selector sent does not parse: %s", sent.Get("labelSelector"))
+		assert.Assert(t, !s.Matches(labels.Set{}), "the selector sent selects a node without the scenario's label: %s", s)
+	}
+	t.Logf("%d requests rewritten, %d kept", rewritten, kept)
+	assert.Assert(t, rewritten > 100 && kept > 100, "the generator made too few cases of one outcome: %d rewritten, %d kept", rewritten, kept)
 }
