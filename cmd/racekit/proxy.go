@@ -39,8 +39,9 @@ answer and the resourceVersion it got, as racekit run's traces show them
 but with the real resourceVersions, which kubectl shows too. A call without
 an actor's token is refused with 401 by the proxy itself, and shows as the
 actor anonymous. As in a scenario, a list or watch of every namespace
-(kubectl get pods -A) is kept to the namespace, and impersonation headers
-and exec, attach and port-forward are refused.
+(kubectl get pods -A) is kept to the namespace, one of nodes to the nodes
+labelled racekit.dev/scenario=NAMESPACE (kubectl get nodes lists no other),
+and impersonation headers and exec, attach and port-forward are refused.
 
 DIR must be absent, empty, or hold only kubeconfigs racekit proxy wrote
 before, which it overwrites; racekit creates it, and never overwrites
