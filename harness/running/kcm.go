@@ -21,7 +21,7 @@ var kcmCommands = []*language.Command{
 		Name: "controller-manager", Args: "[controllers=NAME,...] [as ACTOR]", Group: "run", MinArgs: 0, MaxArgs: 3,
 		Summary: "spawn kube-controller-manager (make controller-manager builds it) as the actor ACTOR (default " + KCMActor + ") through the racing proxy, running the controllers named (default " + DefaultKCMControllers + ": the garbage collector and the StatefulSet controller; kube-controller-manager --help lists the others), " +
 			"with --leader-elect=false and --secure-port=0; it returns once kube-controller-manager has made its first call, and fails with the tail of its log when it exits first; " +
-			"its lists and watches of every namespace are kept to the scenario's, and of nodes to the scenario's nodes; pods stay Pending unless the scenario runs scheduler and node NAME, and node-lifecycle-controller among the controllers, which takes a Ready node's not-ready taint off (it never marks a node unreachable: it gets grace periods of an hour, since the nodes' leases, in kube-node-lease, are outside its view); halt, crash and restart take ACTOR as its name",
+			"its lists and watches of every namespace are kept to the scenario's, and of nodes to the scenario's nodes; pods stay Pending unless the scenario runs scheduler and node NAME, and node-lifecycle-controller among the controllers, which takes a Ready node's not-ready taint off (it gets grace periods of an hour, since the nodes' leases, in kube-node-lease, are outside its view: it never judges a node by them); halt, crash and restart take ACTOR as its name",
 		Run: runControllerManager,
 	},
 }
@@ -82,9 +82,14 @@ func runControllerManager(sc *language.Scenario, inv language.Invocation) error 
 		// The node lifecycle controller judges a node's health by its
 		// lease, in kube-node-lease, which its informer of every
 		// namespace's leases, kept to the scenario's namespace, never
-		// sees: grace periods longer than any scenario keep it from
-		// marking a node Unknown and evicting its pods for that. It still
-		// takes the not-ready taint off a node its kubelet reports Ready.
+		// sees. Once a grace period passed (50 s; 60 s for a new node),
+		// it would find the lease expired in its cache, read it live
+		// (NodeControllerLeaseCircuitBreaker, on in 1.37), take its
+		// cache for stale and do no node's work until the cache caught
+		// up, which it never does (without the gate it would mark the
+		// node Unknown instead). Grace periods longer than any scenario
+		// keep it from there; it still takes the not-ready taint off a
+		// node its kubelet reports Ready.
 		"--node-monitor-grace-period=1h", "--node-startup-grace-period=1h",
 	}
 	if err := runSpawn(sc, language.Invocation{Args: spawn, Pos: inv.Pos}); err != nil {
