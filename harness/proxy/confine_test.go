@@ -6,6 +6,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // namespacedForTest says which resources the tests' API server serves per
@@ -97,7 +99,7 @@ func TestConfinedProxy(t *testing.T) {
 // not changed.
 func TestConfinementWrap(t *testing.T) {
 	var sent []string
-	rt := testConfinement.Wrap(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	rt := testConfinement.Wrap(roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 		sent = append(sent, req.URL.Path)
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
 	}))

@@ -12,6 +12,7 @@ import (
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // What each actor is shown, at the wire: every actor's transport passes its
@@ -73,17 +74,13 @@ func viewsOf(sc *language.Scenario) *views { return stateOf(sc).views }
 // the recorder notes an event as shown only once the gate lets it through).
 func transport(sc *language.Scenario, actor string) (outer, inner func(http.RoundTripper) http.RoundTripper) {
 	outer = func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return rewrite(sc, actor, req, next) })
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) { return rewrite(sc, actor, req, next) })
 	}
 	inner = func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return gateWatch(sc, actor, req, next) })
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) { return gateWatch(sc, actor, req, next) })
 	}
 	return outer, inner
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // anyPending reports whether a hold waits for a list to serve as of the
 // past: the rewriter reads no request when none does.
