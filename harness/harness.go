@@ -18,6 +18,7 @@ import (
 	"github.com/racekit/racekit/harness/running"
 	"github.com/racekit/racekit/harness/selfcheck"
 	"github.com/racekit/racekit/harness/semantics"
+	"github.com/racekit/racekit/harness/views"
 )
 
 // The types the public API and the command use; each is documented where
@@ -234,9 +235,10 @@ func (o ScriptOptions) Language() (language.Options, error) {
 }
 
 // extensions are the layers above the language, in the order their seams
-// run.
+// run (End, last first): views before running, so that what a hold found
+// at the end follows what halting the running controllers found.
 func extensions(ctrls *language.Extension, xs explore.Settings) []*language.Extension {
-	return []*language.Extension{semantics.Extension(), ctrls, running.Extension(), explore.Extension(xs)}
+	return []*language.Extension{semantics.Extension(), ctrls, views.Extension(running.ActorOf), running.Extension(), explore.Extension(xs)}
 }
 
 // Check reports a controller or command that cannot be used: a name given

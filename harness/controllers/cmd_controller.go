@@ -16,7 +16,7 @@ import (
 // The commands that drive registered controllers (controllers.go): one
 // reconcile, reconciles until a workqueue would stop, what the last one
 // returned, and a crash. Holding a cached controller's watch events back
-// is a form of hold and release, which package running owns (HoldCache,
+// is a form of hold and release, which package views owns (HoldCache,
 // ReleaseCache).
 var controllerCommands = []*language.Command{
 	{

@@ -13,6 +13,7 @@ import (
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/views"
 )
 
 // How idle knows that a life has nothing left to do, by evidence rather
@@ -191,7 +192,7 @@ func funcName(pc string) string {
 // narrows, whose events the recorder cannot read, or of a resource a hold
 // keeps back on purpose, are not waited for; nor are resources in ignore.
 func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]bool) (bool, string) {
-	held := heldResources(sc, actor)
+	held := views.Held(sc, actor)
 	type write struct {
 		x   *record.Exchange
 		rev uint64
@@ -263,19 +264,4 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 func revision(rv string) (uint64, bool) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	return n, err == nil && n > 0
-}
-
-// heldResources returns the resources whose watches a hold keeps back from
-// actor: what it is not shown on purpose, which no wait waits for.
-func heldResources(sc *language.Scenario, actor string) map[string]bool {
-	v := viewsOf(sc)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := map[string]bool{}
-	for k := range v.holds {
-		if k.actor == actor {
-			out[k.resource] = true
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package running
+package views
 
 import (
 	"bytes"
@@ -24,7 +24,7 @@ import (
 // process, so a hold holds across the actor's lives: a restarted process
 // meets the hold its predecessor left.
 
-// views is what the running extension keeps of what the scenario's actors
+// views is what the views extension keeps of what the scenario's actors
 // are shown.
 type views struct {
 	mu    sync.Mutex
@@ -65,10 +65,7 @@ func newViews() *views {
 	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}, markSeqs: map[string]int{}}
 }
 
-// viewsOf returns the views of sc.
-func viewsOf(sc *language.Scenario) *views { return stateOf(sc).views }
-
-// transport is the running extension's Extension.Transport: the rewriter
+// transport is the views extension's Extension.Transport: the rewriter
 // of actor's lists (outer, above the recorder, so that the trace shows the
 // request as sent), and the gate of its watches (inner, below it, so that
 // the recorder notes an event as shown only once the gate lets it through).
