@@ -237,8 +237,8 @@ func catchUp(sc *language.Scenario, cc *controllerCache) error {
 func syncAfterWrite(sc *language.Scenario, cc *controllerCache) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
+			req, call := hooks.Parsed("", req)
 			resp, err := next.RoundTrip(req)
-			call := hooks.ParseRequest("", req)
 			if err == nil && record.WriteVerbs[call.Verb] && cc.caches(call.Resource) && resp.StatusCode < 300 {
 				if err := catchUp(sc, cc); err != nil {
 					resp.Body.Close()

@@ -120,7 +120,7 @@ func (f *feed) saw(key record.Key, v record.Version) {
 // wrap is for rest.Config.Wrap: it gates the bodies of watch responses.
 func (f *feed) wrap(next http.RoundTripper) http.RoundTripper {
 	return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
-		call := hooks.ParseRequest("", req)
+		req, call := hooks.Parsed("", req)
 		resp, err := next.RoundTrip(req)
 		if err != nil || call.Verb != "watch" {
 			return resp, err

@@ -44,7 +44,8 @@ func (fl Flight) Call() hooks.Call { return fl.call }
 func (f *InFlight) Wrap(actor string) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
 		return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
-			done := f.enter(hooks.ParseRequest(actor, req))
+			req, call := hooks.Parsed(actor, req)
+			done := f.enter(call)
 			defer done()
 			return next.RoundTrip(req)
 		})

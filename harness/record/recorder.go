@@ -161,10 +161,11 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	call := hooks.ParseRequest(t.actor, req)
+	parse := hooks.Parsed
 	if t.service != "" {
-		call = hooks.ParseServiceRequest(t.actor, req)
+		parse = hooks.ParsedService
 	}
+	req, call := parse(t.actor, req)
 	x := &Exchange{Call: call, Service: t.service}
 	query := req.URL.Query()
 	if q := query.Get("resourceVersion"); q != "" {

@@ -115,7 +115,7 @@ func rewrite(sc *language.Scenario, actor string, req *http.Request, next http.R
 	if !v.anyPending() {
 		return next.RoundTrip(req)
 	}
-	call := hooks.ParseRequest(actor, req)
+	req, call := hooks.Parsed(actor, req)
 	if call.Verb != "list" && call.Verb != "watch" {
 		return next.RoundTrip(req)
 	}
@@ -195,7 +195,7 @@ func gone(code int) string {
 // the transport asks for gzip itself and hands on the stream decoded, and
 // the client, which asked for gzip but takes identity too, gets it so.
 func gateWatch(sc *language.Scenario, actor string, req *http.Request, next http.RoundTripper) (*http.Response, error) {
-	call := hooks.ParseRequest(actor, req)
+	req, call := hooks.Parsed(actor, req)
 	if call.Verb == "watch" && req.Header.Get("Accept-Encoding") != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del("Accept-Encoding")
