@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/racekit/racekit/harness/language"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racekit/racekit/harness/language"
 )
 
 // commandsWith returns explore's commands, whose explorations run with s.
@@ -55,7 +56,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.
 	opts := sc.Options()
-	opts.KeepGoing = false
+	opts.Extensions = stopping(opts.Extensions)
 	rep, err := Explore(sc.Context(), sc.ControlPlane(), opts, file, xo)
 	if err != nil {
 		return err

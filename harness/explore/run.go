@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -370,7 +371,8 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 	}
 	il.Script = e.script(heads, true)
 	opts.Done = nil
-	opts.Interferers = e.headLines(len(heads))
+	lines := e.headLines(len(heads))
+	opts.Extensions = append(slices.Clip(opts.Extensions), interferers(lines))
 	res := language.RunScript(ctx, cp, opts, dir, e.file, il.Script)
 	il.Log, il.Trace, il.Failures = res.Log, res.Trace, res.Failures
 	for _, x := range res.Trace.Own() {
@@ -378,6 +380,6 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 			il.Conflicts++
 		}
 	}
-	judge(&il, res.Passed, opts.Interferers, e.onTheirOwn)
+	judge(&il, res.Passed, lines, e.onTheirOwn)
 	return il
 }

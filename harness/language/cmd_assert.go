@@ -7,9 +7,10 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/racekit/racekit/harness/record"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/racekit/racekit/harness/record"
 )
 
 // readsState says, in the summary of each assertion on an object's state,
@@ -242,12 +243,15 @@ func runFired(sc *Scenario, inv Invocation) error {
 	return nil
 }
 
-// runTrace prints the trace; in a run CheckNoise gave noise, without the
-// noise's calls, which a golden trace of the scenario must not see.
+// runTrace prints the trace, as the extensions show it
+// (Extension.ShowTrace): in a run that added calls of its own, without
+// them, which a golden trace of the scenario must not see.
 func runTrace(sc *Scenario, inv Invocation) error {
 	tr := sc.Trace()
-	if f := sc.run.opts.TraceFilter; f != nil {
-		tr = f(tr)
+	for _, e := range sc.run.opts.Extensions {
+		if e.ShowTrace != nil {
+			tr = e.ShowTrace(tr)
+		}
 	}
 	_, err := fmt.Fprint(inv.Stdout, tr.Normalize())
 	return err

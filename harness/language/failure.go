@@ -3,7 +3,6 @@ package language
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -68,9 +67,9 @@ type Failure struct {
 	// from outside it (ErrUnavailable): a fixed port another process held
 	// past the wait. The run could not start as the scenario says.
 	Unavailable bool `json:",omitempty"`
-	// Tolerated is set on an explore interferer's action that failed:
-	// the run reports it and goes on, so that the invariants still judge
-	// the run (Options.Interferers).
+	// Tolerated is set on a hook's action that failed and that an
+	// extension let the run go on from (Extension.Tolerate): the run
+	// reports it and goes on, and no verdict counts it.
 	Tolerated bool `json:",omitempty"`
 }
 
@@ -132,7 +131,7 @@ func (f Failure) Summary() string {
 }
 
 // record keeps fs among the scenario's failures, for Result.Failures, and
-// among its verdicts, but for an explore interferer's (Tolerated).
+// among its verdicts, but for those an extension tolerated (Tolerated).
 func (sc *Scenario) record(fs ...Failure) {
 	sc.run.mu.Lock()
 	defer sc.run.mu.Unlock()
@@ -164,28 +163,32 @@ func SplitPos(pos string) (string, int) {
 	return pos[:i], n
 }
 
-// tolerate reports whether f is the failed action of an explore
-// interferer, which the run reports, through log, and goes on from
-// (Options.Interferers); it keeps f, marked Tolerated, among the
-// scenario's failures.
+// tolerate reports whether an extension lets the run go on from f, a
+// hook's action that failed (Extension.Tolerate): the run reports it,
+// through log, with the extension's reason, and keeps f, marked
+// Tolerated, among the scenario's failures.
 func (sc *Scenario) tolerate(f Failure, log func(string)) bool {
 	if f.Kind != FailHookAction || f.Hook == nil {
 		return false
 	}
-	_, line := SplitPos(f.Hook.Armed)
-	if !slices.Contains(sc.run.opts.Interferers, line) {
-		return false
+	for _, e := range sc.run.opts.Extensions {
+		if e.Tolerate == nil {
+			continue
+		}
+		if why, ok := e.Tolerate(sc, f); ok {
+			f.Tolerated = true
+			sc.record(f)
+			log(f.Text() + " (" + why + ")")
+			return true
+		}
 	}
-	f.Tolerated = true
-	sc.record(f)
-	log(f.Text() + " (an explore interferer's own action: the run goes on, and the invariants judge it)")
-	return true
+	return false
 }
 
 // endFailures returns what went wrong that the end of the script finds:
 // ended, what the extensions' End found (a controller that would not
-// halt); the hook actions not reported yet, but for the interferers'
-// (tolerate, through log); and the hooks that never fired. It keeps them
+// halt); the hook actions not reported yet, but for those an extension
+// tolerates (tolerate, through log); and the hooks that never fired. It keeps them
 // among the scenario's failures.
 func (sc *Scenario) endFailures(ended []Failure, log func(...any)) []Failure {
 	fs := append([]Failure(nil), ended...)
@@ -200,5 +203,5 @@ func (sc *Scenario) endFailures(ended []Failure, log func(...any)) []Failure {
 }
 
 // goesOn ends the FAIL line of an assertion after which the script goes
-// on (Options.KeepGoing).
+// on (Extension.KeepGoing).
 const goesOn = " (an assertion: the script goes on)"

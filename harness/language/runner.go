@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/record"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Result is the outcome of one scenario run outside go test.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/racekit/racekit/harness/controlplane"
-	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/harness/referee"
 )
 
@@ -47,20 +47,6 @@ type Options struct {
 	// Commands are scenario commands beside the built-in and the
 	// extensions' ones: the assertions of a controller's own domain.
 	Commands []*Command
-
-	// Interferers are the lines of an explore run's script whose hooks
-	// are the exploration's interferers: an interferer whose own action
-	// fails (a NotFound on a first reconcile) is reported, but the run goes
-	// on, so that the invariants judge it.
-	Interferers []int
-	// KeepGoing, ReadServer and TraceFilter make the runs a metamorphic
-	// check compares: an assertion that fails does not stop the script;
-	// every read of an object's state is a GET; the trace command prints
-	// what TraceFilter leaves of the trace (the script's own calls, not the
-	// noise the check added).
-	KeepGoing   bool
-	ReadServer  bool
-	TraceFilter func(record.Trace) record.Trace
 }
 
 // Check reports a command that cannot be used: a name given twice, a
@@ -224,12 +210,13 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 	}
 }
 
-// goesOn reports whether the script goes on after c failed with err: in
-// the runs a metamorphic check compares, an assertion that does not hold
-// is one verdict among the script's, unless the line itself is wrong (a
-// usage error), which stops it as always.
+// goesOn reports whether the script goes on after c failed with err: when
+// an extension keeps it going (Extension.KeepGoing), an assertion that does
+// not hold is one verdict among the script's, unless the line itself is
+// wrong (a usage error), which stops it as always.
 func (sc *Scenario) goesOn(c *Command, err error) bool {
-	return sc.run.opts.KeepGoing && c.Group == "assert" && !errors.Is(err, ErrUsage) && sc.run.t != nil
+	keepGoing := slices.ContainsFunc(sc.run.opts.Extensions, func(e *Extension) bool { return e.KeepGoing })
+	return keepGoing && c.Group == "assert" && !errors.Is(err, ErrUsage) && sc.run.t != nil
 }
 
 // AfterAction runs what each extension does after a hook's action, before
