@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -71,6 +71,7 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 	// with the output of racekit run and go test.
 	ctx = klog.NewContext(ctx, logr.Discard())
 	all, tableErr := Table(opts.Extensions, opts.Commands)
+	files := scriptNames(opts.Dir, opts.Files)
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
 	for name, c := range all {
 		cmds[name] = adapt(c)
@@ -85,11 +86,20 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 			if tableErr != nil {
 				return tableErr
 			}
-			sc, err := NewScenario(ctx, cp, scriptField(env, "name"), env.WorkDir)
+			name := workName(env.WorkDir)
+			file, ok := files[name]
+			if !ok {
+				return fmt.Errorf("racekit cannot tell which file testscript runs in %s: it gave testscript %s", env.WorkDir, strings.Join(slices.Sorted(maps.Values(files)), ", "))
+			}
+			script, lines, err := readScript(file, func(name string) bool { return all[name] != nil })
 			if err != nil {
 				return err
 			}
-			sc.run.opts, sc.run.cmds, sc.run.script = opts, all, scriptComment(env)
+			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
+			if err != nil {
+				return err
+			}
+			sc.run.opts, sc.run.cmds, sc.run.script, sc.run.lines = opts, all, script, lines
 			sc.hooks.set.Timeout = opts.HookTimeout
 			if sc.hooks.set.Timeout == 0 {
 				sc.hooks.set.Timeout = DefaultHookTimeout
@@ -119,7 +129,7 @@ func (sc *Scenario) end(env *testscript.Env, t testscript.T) {
 	sc.run.mu.Lock()
 	sc.run.ended = time.Now()
 	sc.run.mu.Unlock()
-	sc.stoppedOutside(env, t)
+	sc.stoppedOutside(t)
 	defer sc.Close()
 	var ended []Failure
 	exts := sc.run.opts.Extensions
@@ -160,12 +170,16 @@ func (sc *Scenario) Script() string { return sc.run.script }
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
+		line := sc.run.lines.next(c.Name, neg, args, ts.Getenv)
+		if line == 0 || ts.Name() != sc.Name {
+			ts.Fatalf("racekit cannot tell which line of %s (%s, as testscript names it) runs %s: a bug of racekit's, or a testscript that reads scripts otherwise (TestScriptLines)", sc.run.lines.file, ts.Name(), strings.Join(append([]string{c.Name}, args...), " "))
+		}
+		pos := sc.run.lines.pos(line)
 		for _, e := range sc.run.opts.Extensions {
 			if e.Skip != nil && e.Skip(sc, c) {
 				return
 			}
 		}
-		pos := scriptPos(ts)
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: pos, Setenv: ts.Setenv, Defer: ts.Defer})
 		file, line := SplitPos(pos)
 		command := strings.Join(append([]string{c.Name}, args...), " ")
@@ -252,47 +266,4 @@ func fail(t testscript.T, msg string) {
 		return
 	}
 	t.Fatal(msg)
-}
-
-// scriptPos returns the script's current file:line. testscript keeps them
-// unexported; they are read, never written, with reflect, so that a hook can
-// name the line that armed it when it fails at the end of the script.
-func scriptPos(ts *testscript.TestScript) string {
-	v := reflect.ValueOf(ts).Elem()
-	file, line := v.FieldByName("file"), v.FieldByName("lineno")
-	if !file.IsValid() || !line.IsValid() {
-		return ts.Name()
-	}
-	return fmt.Sprintf("%s:%d", file.String(), line.Int())
-}
-
-// scriptField reads a string field of the script an Env belongs to.
-func scriptField(env *testscript.Env, field string) string {
-	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
-	if !ts.IsValid() || ts.IsNil() {
-		return "scenario"
-	}
-	f := ts.Elem().FieldByName(field)
-	if !f.IsValid() {
-		return "scenario"
-	}
-	return f.String()
-}
-
-// scriptComment returns the script an Env runs, without its archive's
-// files: testscript keeps it unexported, and it is read, never written.
-func scriptComment(env *testscript.Env) string {
-	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
-	if !ts.IsValid() || ts.IsNil() {
-		return ""
-	}
-	ar := ts.Elem().FieldByName("archive")
-	if !ar.IsValid() || ar.IsNil() {
-		return ""
-	}
-	c := ar.Elem().FieldByName("Comment")
-	if !c.IsValid() {
-		return ""
-	}
-	return string(c.Bytes())
 }
