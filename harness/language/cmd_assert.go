@@ -70,7 +70,7 @@ func (sc *Scenario) wireCalls(actor, verb, object, count string) (Ref, int, reco
 	}
 	r, err := sc.Object(object)
 	if err != nil {
-		return Ref{}, 0, nil, nil, usageErr("%v", err)
+		return Ref{}, 0, nil, nil, UsageError("%v", err)
 	}
 	tr := sc.Trace()
 	return r, want, tr, tr.Calls(actor, verb, r.String()), nil
@@ -134,7 +134,7 @@ func runWire(sc *Scenario, inv Invocation) error {
 	actor, verb := inv.Args[0], inv.Args[1]
 	code, err := strconv.Atoi(inv.Args[3])
 	if err != nil || code < 100 || code > 599 {
-		return usageErr("bad status code %q", inv.Args[3])
+		return UsageError("bad status code %q", inv.Args[3])
 	}
 	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[4])
 	if err != nil {
@@ -157,7 +157,7 @@ func runWire(sc *Scenario, inv Invocation) error {
 func parseCount(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, usageErr("bad count %q: want a whole number", s)
+		return 0, UsageError("bad count %q: want a whole number", s)
 	}
 	return n, nil
 }
@@ -165,7 +165,7 @@ func parseCount(s string) (int, error) {
 func runField(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	obj, err := sc.ReadRef(r)
 	if err != nil {
@@ -202,7 +202,7 @@ func Render(v any) string {
 func runAnnotation(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	key, want, withValue := strings.Cut(inv.Args[1], "=")
 	obj, err := sc.ReadRef(r)
@@ -227,15 +227,15 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 func runFired(sc *Scenario, inv Invocation) error {
 	id, err := strconv.Atoi(inv.Args[0])
 	if err != nil {
-		return usageErr("bad hook number %q: hooks are numbered 1, 2, ... in the order they were armed", inv.Args[0])
+		return UsageError("bad hook number %q: hooks are numbered 1, 2, ... in the order they were armed", inv.Args[0])
 	}
 	want, err := strconv.Atoi(inv.Args[1])
 	if err != nil || want < 0 {
-		return usageErr("bad count %q", inv.Args[1])
+		return UsageError("bad count %q", inv.Args[1])
 	}
 	h, ok := sc.HookByID(id)
 	if !ok {
-		return usageErr("no hook %d has been armed", id)
+		return UsageError("no hook %d has been armed", id)
 	}
 	if got := sc.hooks.set.Fired(h.Armed); got != want {
 		return fmt.Errorf("hook %d (%s, armed at %s) fired %d times, want %d\n%s", id, h.Hook.String(), h.Pos, got, want, sc.Trace().Tail(20))
@@ -265,11 +265,11 @@ var conditionStatuses = []string{"True", "False", "Unknown"}
 func runCondition(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	typ, status := inv.Args[1], inv.Args[2]
 	if !contains(conditionStatuses, status) {
-		return usageErr("bad status %q%s: a condition's status is True, False or Unknown", status, suggest(status, conditionStatuses))
+		return UsageError("bad status %q%s: a condition's status is True, False or Unknown", status, suggest(status, conditionStatuses))
 	}
 	obj, err := sc.ReadRef(r)
 	if err != nil {
@@ -304,11 +304,11 @@ func runCondition(sc *Scenario, inv Invocation) error {
 func runOwnedBy(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	o, err := sc.Object(inv.Args[1])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	obj, err := sc.ReadRef(r)
 	if err != nil {

@@ -58,7 +58,7 @@ type Extension struct {
 	// KeepGoing, when set, lets the script go on past an assertion that
 	// does not hold: its failure is one verdict among the script's, for a
 	// run whose every verdict counts. A line whose own arguments are wrong
-	// (ErrUsage) stops the script all the same.
+	// (Usage) stops the script all the same.
 	KeepGoing bool
 	// ReadServer, when set, makes every read of an object's state a GET,
 	// never the trace's last answer about it.

@@ -60,7 +60,7 @@ type Failure struct {
 	Rules    []string          `json:",omitempty"`
 	// Hook is the hook of a hook-action or unfired failure.
 	Hook *FailedHook `json:",omitempty"`
-	// Usage is set when the line's own arguments were wrong (ErrUsage),
+	// Usage is set when the line's own arguments were wrong (a Usage error),
 	// not a claim or a call: a failing twin must fail on a claim.
 	Usage bool `json:",omitempty"`
 	// Unavailable is set when the line could not have what the run needs

@@ -234,7 +234,7 @@ func (sc *Scenario) WireObject(arg string) (string, error) {
 	}
 	r, err := sc.Object(arg)
 	if err != nil {
-		return "", usageErr("%v", err)
+		return "", UsageError("%v", err)
 	}
 	return r.String(), nil
 }

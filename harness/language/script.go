@@ -185,7 +185,7 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure
 		if err != nil {
-			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: errors.Is(err, ErrUsage), Unavailable: errors.Is(err, ErrUnavailable)}
+			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: isUsage(err), Unavailable: errors.Is(err, ErrUnavailable)}
 			var named *referee.RulesError
 			if errors.As(err, &named) {
 				f.Findings, f.Rules = named.Findings(), named.Lines()
@@ -230,7 +230,7 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 // wrong (a usage error), which stops it as always.
 func (sc *Scenario) goesOn(c *Command, err error) bool {
 	keepGoing := slices.ContainsFunc(sc.run.opts.Extensions, func(e *Extension) bool { return e.KeepGoing })
-	return keepGoing && c.Group == "assert" && !errors.Is(err, ErrUsage) && sc.run.t != nil
+	return keepGoing && c.Group == "assert" && !isUsage(err) && sc.run.t != nil
 }
 
 // AfterAction runs what each extension does after a hook's action, before
