@@ -38,7 +38,7 @@ type Options struct {
 	// anywhere, run every run once between them (Merge joins them).
 	Shard struct{ I, N int }
 	// Select, if set, runs only the runs whose names it accepts, such as
-	// those go test -run names (cmd_explore.go); Selected says how, for
+	// those go test -run names (commands.go); Selected says how, for
 	// the report.
 	Select   func(name string) bool
 	Selected string

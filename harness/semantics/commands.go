@@ -20,8 +20,8 @@ import (
 
 // The commands of the API-semantics scenarios: edit a snapshot before it is
 // sent, update a status, apply, delete with preconditions, and the assertion
-// on the code and reason each call got. Lists are in cmd_api_list.go,
-// watches in watch.go, etcd compaction in etcd.go.
+// on the code and reason each call got. Lists are in list.go, watches in
+// watch.go, etcd compaction in compact.go.
 var snapshotCommands = []*language.Command{
 	{
 		Name: "set", Args: "SNAPSHOT PATH JSON", Group: "write", MinArgs: 3, MaxArgs: 3,
