@@ -28,8 +28,8 @@ import (
 // context. quits returns at once.
 var stuck = make(chan struct{})
 
-// runningControllers are the controllers of testdata/controllers that run
-// on their own.
+// runningControllers are the controllers of the controller scripts
+// (controllerScripts) that run on their own.
 func runningControllers() []*Controller {
 	run := func(f func(ctx context.Context, cfg *rest.Config, ns string) error) func(context.Context, *Instance) error {
 		return func(ctx context.Context, in *Instance) error { return f(ctx, in.Config, in.Namespace) }
