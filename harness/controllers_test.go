@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/racekit/racekit/harness/language"
 )
 
 // seer reconciles a ConfigMap the way many controllers reconcile their
@@ -53,7 +55,7 @@ type retrier struct{ seer }
 
 func (r *retrier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var res reconcile.Result
-	err := retry.RetryOnConflict(ZeroDelayRetry(), func() error {
+	err := retry.RetryOnConflict(language.ZeroDelayRetry(), func() error {
 		var err error
 		res, err = r.seer.Reconcile(ctx, req)
 		return err

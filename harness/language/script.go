@@ -38,8 +38,8 @@ type Options struct {
 	// GET, and fail if they differ. It is for racekit's own tests.
 	VerifyReads bool
 	// WaitTimeout bounds the waits of commands that wait for what runs on
-	// its own (await, idle) unless a line says within=D; zero means their
-	// default.
+	// its own (await, idle, ended, and spawn's wait for a fixed port)
+	// unless a line says within=D; zero means their default.
 	WaitTimeout time.Duration
 	// Extensions are the layers above the language that plug into every
 	// scenario (Extension), in the order their seams run.
