@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -200,13 +201,21 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 	var writes []write
 	var watches []*record.Exchange
 	ended := map[string]bool{} // resources whose watch of this life ended
+	// What the recorder goes on adding to an exchange (a watch's events
+	// shown, its end) it adds under its lock: the checks below read
+	// copies taken under it.
+	snapshot := func(x *record.Exchange) *record.Exchange {
+		c := *x
+		c.Shown = slices.Clone(x.Shown)
+		return &c
+	}
 	sc.Recorder().Scan(func(x *record.Exchange) {
 		if x.Foreign {
 			return
 		}
 		if record.WriteVerbs[x.Verb] || x.Verb == "deletecollection" {
 			if rev, ok := revision(x.GotRV); ok && x.Code >= 200 && x.Code < 300 {
-				writes = append(writes, write{x, rev})
+				writes = append(writes, write{snapshot(x), rev})
 			}
 			return
 		}
@@ -217,7 +226,7 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 			ended[x.Resource] = true
 			return
 		}
-		watches = append(watches, x)
+		watches = append(watches, snapshot(x))
 	})
 	open := map[string]bool{}
 	for _, w := range watches {
