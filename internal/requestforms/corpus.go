@@ -27,6 +27,10 @@ type Space struct {
 	// Malformations knows, with a method, query and Accept the generator
 	// chooses.
 	Malformed bool
+	// MalformedSample, if not 0, sends each path malformed in only that
+	// many of those ways, chosen by the generator: for a corpus that a
+	// real API server answers, whose requests cost more.
+	MalformedSample int
 	// Seed seeds the generator that chooses what does not vary fully.
 	Seed uint64
 }
@@ -137,7 +141,12 @@ func Corpus(s Space) []Request {
 		if !s.Malformed {
 			continue
 		}
-		for _, mal := range Malformations(p.segments) {
+		mals := Malformations(p.segments)
+		if s.MalformedSample > 0 && s.MalformedSample < len(mals) {
+			rng.Shuffle(len(mals), func(i, j int) { mals[i], mals[j] = mals[j], mals[i] })
+			mals = mals[:s.MalformedSample]
+		}
+		for _, mal := range mals {
 			m := s.Methods[rng.IntN(len(s.Methods))]
 			add(m, mal.Value, pick(s.Queries), pick(s.Accepts), p.form+", "+mal.Name)
 		}

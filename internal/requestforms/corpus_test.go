@@ -72,6 +72,14 @@ func TestCorpus(t *testing.T) {
 	other := testSpace
 	other.Seed = 2
 	assert.Assert(t, !slices.Equal(Corpus(other), c), "the seed chooses nothing")
+
+	sampled := testSpace
+	sampled.MalformedSample = 3
+	wellFormed := testSpace
+	wellFormed.Malformed = false
+	n, full := len(Corpus(sampled)), len(Corpus(wellFormed))
+	paths := len(testSpace.paths())
+	assert.Assert(t, full < n && n <= full+3*paths, "%d requests with 3 malformations of each of %d paths, %d without", n, paths, full)
 }
 
 // TestMalformations checks each malformation of a short path.

@@ -1,0 +1,600 @@
+package running
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gotest.tools/v3/assert"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/internal/requestforms"
+)
+
+// probeLabel marks the objects TestConfinedPaths makes, and limits its
+// deletes of a collection (dry runs all) to them.
+const probeLabel = "racekit.dev/probe"
+
+// confinedSpace is the corpus TestConfinedPaths sends: ConfigMaps, a
+// group's Deployments and the cluster-scoped Namespaces, in every
+// namespace form, as a collection, one object and its status, with and
+// without the deprecated watch prefix; every method; a query of each kind
+// the API server tells apart (a list, a watch, of one name or not: which
+// spelling of a watch each client sends is TestParseRequestAgreesWithAPIServer's
+// to check, since no path the confinement rewrites depends on it); the
+// Accept headers it can read as JSON (a list, a table, metadata only); and
+// each path malformed in a few ways the generator picks.
+func confinedSpace(mine, theirs string) requestforms.Space {
+	var queries []requestforms.Form
+	for _, q := range requestforms.Queries {
+		switch q.Name {
+		case "no query", "client-go list", "client-go reflector watch", "client-go watch-list",
+			"the Python client's watch", "kubectl get NAME --watch", "kubectl get with a field selector of a name", "watch false":
+			queries = append(queries, q)
+		}
+	}
+	return requestforms.Space{
+		Resources: []requestforms.Resource{
+			{Version: "v1", Resource: "configmaps"},
+			{Group: "apps", Version: "v1", Resource: "deployments"},
+			{Version: "v1", Resource: "namespaces"},
+		},
+		NamespaceForms:  requestforms.NamespaceForms([]string{mine, theirs}),
+		Names:           []string{"c"},
+		Subresources:    []string{"status"},
+		PathVerbs:       []string{"", "watch"},
+		Methods:         []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete},
+		Queries:         queries,
+		Accepts:         []requestforms.Form{requestforms.AcceptJSON, requestforms.AcceptTable, requestforms.AcceptMetadataList, requestforms.AcceptMetadataOnly, requestforms.AcceptAny, requestforms.AcceptNone},
+		Malformed:       true,
+		MalformedSample: 4,
+		Seed:            28,
+	}
+}
+
+// everyNamespaceSpace is the corpus of the reads that the confinement is
+// about, sent in full: a GET of the namespaced resources of confinedSpace
+// in every namespace, in an empty namespace and in the scenario's, as a
+// collection and as one object, with and without the watch prefix, each
+// malformed in every way requestforms knows (a leading double slash, . and
+// .., an encoded character, upper case, an emptied or dropped segment),
+// with the query and Accept header the generator picks.
+func everyNamespaceSpace(mine string) requestforms.Space {
+	s := confinedSpace(mine, "")
+	s.Resources = s.Resources[:2]
+	s.NamespaceForms = requestforms.NamespaceForms([]string{mine})[:3]
+	s.Subresources = nil
+	s.Methods = []string{http.MethodGet}
+	s.Queries = s.Queries[:1]
+	s.MalformedSample = 0
+	return s
+}
+
+// corpus returns the requests of spaces, each once.
+func corpus(spaces ...requestforms.Space) []requestforms.Request {
+	seen := map[string]bool{}
+	var out []requestforms.Request
+	for _, s := range spaces {
+		for _, r := range requestforms.Corpus(s) {
+			key := r.Method + " " + r.URI() + " " + r.Accept
+			if !seen[key] {
+				seen[key] = true
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// apiServerInfo is the RequestInfoFactory configured as kube-apiserver
+// configures it: what the API server makes of a request's path.
+var apiServerInfo = &request.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// namespacedProbe says which of confinedSpace's resources are namespaced,
+// by the exact name the API server serves.
+var namespacedProbe = map[string]bool{"configmaps": true, "deployments": true}
+
+// route is one way a request reaches the API server: straight (the
+// harness's admin, unrecorded), or as an actor, recorded.
+type route struct {
+	name     string
+	client   *http.Client
+	host     string
+	recorded bool
+	confined bool
+}
+
+// TestConfinedPaths is the property that the confinement keeps every
+// read of every namespace to the scenario's, and changes nothing else, on
+// a real API server: each request of a generated corpus (confinedSpace
+// and everyNamespaceSpace: every client's forms and malformed ones) is
+// sent straight to
+// kube-apiserver and through each way an actor reaches it, with objects
+// of the same names in the scenario's namespace and in another. For each:
+//
+//   - no confined actor is shown an object of another namespace than the
+//     scenario's, unless the request named that namespace itself;
+//   - what a confined actor gets is what the API server answers straight,
+//     restricted to the scenario's namespace when the API server reads the
+//     request (its own RequestInfo) as one of every namespace, and
+//     unchanged otherwise: the same status, the same shape, the same
+//     objects;
+//   - the call each actor's recorder notes matches what the API server
+//     did: the code it answered, a list or a watch where it sent one, and
+//     the namespace and name of every object it sent.
+//
+// The confined actors are a spawned process's (through the racing proxy)
+// and a started controller's (its transport); an actor that is not
+// confined checks the recorded call against every-namespace answers too.
+func TestConfinedPaths(t *testing.T) {
+	cp := controlPlane(t)
+	ctx := context.Background()
+	sc, err := language.NewScenario(ctx, cp, "confined-paths", t.TempDir())
+	assert.NilError(t, err)
+	defer sc.Close()
+	kube, err := kubernetes.NewForConfig(cp.Admin())
+	assert.NilError(t, err)
+	ns, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "rk-theirs-"}}, metav1.CreateOptions{})
+	assert.NilError(t, err)
+	t.Cleanup(func() { _ = kube.CoreV1().Namespaces().Delete(context.Background(), ns.Name, metav1.DeleteOptions{}) })
+	mine, theirs := sc.Namespace, ns.Name
+	made := makeProbes(t, kube, map[string][]string{mine: {"c", "d"}, theirs: {"c", "e"}})
+
+	routes := confinedRoutes(t, sc)
+	corpus := corpus(confinedSpace(mine, theirs), everyNamespaceSpace(mine))
+	start := time.Now()
+	failed := map[string]map[string]bool{} // property, route: requests
+	for _, r := range corpus {
+		for _, f := range checkConfined(t, sc, routes, mine, r) {
+			key := f.property + ", " + f.route
+			if failed[key] == nil {
+				failed[key] = map[string]bool{}
+			}
+			if failed[key][r.String()] = true; len(failed[key]) <= 5 {
+				t.Errorf("%s: %s: %s", r, f.route, f.message)
+			}
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(failed)) {
+		t.Errorf("%s: %d of %d requests", key, len(failed[key]), len(corpus))
+	}
+	t.Logf("%d requests, each by %d routes, in %s", len(corpus), len(routes), time.Since(start).Round(time.Millisecond))
+	// Every write was a dry run: what the test made is as it was.
+	assert.DeepEqual(t, listProbes(t, kube, []string{mine, theirs}), made)
+}
+
+// makeProbes makes a ConfigMap of each name in each namespace, and a
+// Deployment c in each, and returns what listProbes will find.
+func makeProbes(t *testing.T, kube kubernetes.Interface, names map[string][]string) []string {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{probeLabel: "paths"}
+	var namespaces []string
+	for ns, cms := range names {
+		namespaces = append(namespaces, ns)
+		for _, n := range cms {
+			_, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels}}, metav1.CreateOptions{})
+			assert.NilError(t, err)
+		}
+		pod := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.com/c"}}}}
+		_, err := kube.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: labels},
+			Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: pod}}, metav1.CreateOptions{})
+		assert.NilError(t, err)
+	}
+	return listProbes(t, kube, namespaces)
+}
+
+// listProbes returns kind/namespace/name@resourceVersion of each object
+// makeProbes made in namespaces, sorted.
+func listProbes(t *testing.T, kube kubernetes.Interface, namespaces []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	sel := metav1.ListOptions{LabelSelector: probeLabel + "=paths"}
+	var out []string
+	for _, ns := range namespaces {
+		cms, err := kube.CoreV1().ConfigMaps(ns).List(ctx, sel)
+		assert.NilError(t, err)
+		for _, o := range cms.Items {
+			out = append(out, "ConfigMap/"+o.Namespace+"/"+o.Name+"@"+o.ResourceVersion)
+		}
+		ds, err := kube.AppsV1().Deployments(ns).List(ctx, sel)
+		assert.NilError(t, err)
+		for _, o := range ds.Items {
+			out = append(out, "Deployment/"+o.Namespace+"/"+o.Name+"@"+o.ResourceVersion)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// confinedRoutes returns the routes a request takes: straight, through
+// the racing proxy as a spawned process's actor, through a started
+// controller's confined transport, and as an actor that is not confined.
+func confinedRoutes(t *testing.T, sc *language.Scenario) []route {
+	t.Helper()
+	client := func(cfg *rest.Config) *http.Client {
+		hc, err := rest.HTTPClientFor(cfg)
+		assert.NilError(t, err)
+		return hc
+	}
+	admin := sc.ControlPlane().Admin()
+	kubeconfig := filepath.Join(t.TempDir(), "spawned")
+	assert.NilError(t, WriteKubeconfig(sc, "spawned", kubeconfig))
+	proxied, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	assert.NilError(t, err)
+	started, err := sc.Actor("started")
+	assert.NilError(t, err)
+	plain, err := sc.Actor("plain")
+	assert.NilError(t, err)
+	return []route{
+		{name: "straight", client: client(admin), host: admin.Host},
+		{name: "through the racing proxy", client: client(proxied), host: proxied.Host, recorded: true, confined: true},
+		{name: "through a started controller's transport", client: client(confined(sc, started.Config)), host: started.Config.Host, recorded: true, confined: true},
+		{name: "as an actor that is not confined", client: client(plain.Config), host: plain.Config.Host, recorded: true},
+	}
+}
+
+// finding is one break of a property TestConfinedPaths states, by a route.
+type finding struct {
+	property, route, message string
+}
+
+// checkConfined sends r by each route and returns what breaks the
+// properties TestConfinedPaths states.
+func checkConfined(t *testing.T, sc *language.Scenario, routes []route, mine string, r requestforms.Request) []finding {
+	t.Helper()
+	r = asProbe(r)
+	probe, err := http.NewRequest(r.Method, "https://apiserver"+r.URI(), nil)
+	assert.NilError(t, err)
+	info, infoErr := apiServerInfo.NewRequestInfo(probe)
+	if infoErr == nil && info.Verb == "watch" {
+		// The API server ends the initial events of a watch with a
+		// bookmark: the evidence that the watch has shown what exists.
+		r.Query += "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+	}
+	every := infoErr == nil && info.IsResourceRequest && info.Namespace == "" && namespacedProbe[info.Resource]
+	named := infoErr == nil && info.Namespace != "" && info.Namespace != mine
+
+	var straight answer
+	var out []finding
+	for i, rt := range routes {
+		before := sc.Recorder().LastSeq()
+		a, err := send(rt, r)
+		if err != nil {
+			out = append(out, finding{"no answer", rt.name, err.Error()})
+			continue
+		}
+		if i == 0 {
+			straight = a
+			continue
+		}
+		if rt.confined {
+			want := straight
+			if every {
+				want = straight.in(mine)
+			}
+			if !named {
+				for _, o := range a.Objects {
+					if o.Namespace != "" && o.Namespace != mine {
+						out = append(out, finding{"shown another namespace", rt.name, fmt.Sprintf("shown %s of namespace %s, not the scenario's", o.Name, o.Namespace)})
+					}
+				}
+			}
+			if d := want.diff(a); d != "" {
+				out = append(out, finding{"answered otherwise", rt.name, fmt.Sprintf("answered otherwise than the API server (every namespace: %t): %s", every, d)})
+			}
+		}
+		if rt.recorded {
+			var xs []record.Exchange
+			sc.Recorder().Scan(func(x *record.Exchange) {
+				if x.Seq > before {
+					xs = append(xs, *x)
+				}
+			})
+			if len(xs) != 1 {
+				out = append(out, finding{"recorded otherwise", rt.name, fmt.Sprintf("%d calls recorded, want 1", len(xs))})
+				continue
+			}
+			if msg := a.matches(&xs[0]); msg != "" {
+				out = append(out, finding{"recorded otherwise", rt.name, fmt.Sprintf("recorded %s (namespace %q) %d, but %s", xs[0].Call, xs[0].Namespace, xs[0].Code, msg)})
+			}
+		}
+	}
+	return out
+}
+
+// asProbe makes r safe to send to a shared API server: every write is a
+// dry run, a delete of a collection only of what the test made, and a
+// write carries a body the API server can read.
+func asProbe(r requestforms.Request) requestforms.Request {
+	switch r.Method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+		q := "dryRun=All"
+		if r.Method == http.MethodDelete {
+			q += "&labelSelector=" + probeLabel + "%3Dpaths"
+		}
+		if r.Query != "" {
+			q = r.Query + "&" + q
+		}
+		r.Query = q
+	}
+	return r
+}
+
+// body returns what a request of method carries, and its content type.
+func body(method string) (io.Reader, string) {
+	switch method {
+	case http.MethodPost, http.MethodPut:
+		return strings.NewReader(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","labels":{"` + probeLabel + `":"paths"}}}`), "application/json"
+	case http.MethodPatch:
+		return strings.NewReader(`{"metadata":{"annotations":{"` + probeLabel + `":"patched"}}}`), "application/merge-patch+json"
+	}
+	return nil, ""
+}
+
+// guard bounds one request: a test that reaches it has failed, since a
+// watch ends its initial events with a bookmark.
+const guard = 20 * time.Second
+
+// send sends r by rt and reads its answer: the whole body, or a watch's
+// initial events up to the bookmark that ends them.
+func send(rt route, r requestforms.Request) (answer, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	b, contentType := body(r.Method)
+	req, err := http.NewRequestWithContext(ctx, r.Method, strings.TrimSuffix(rt.host, "/")+r.URI(), b)
+	if err != nil {
+		return answer{}, err
+	}
+	if r.Accept != "" {
+		req.Header.Set("Accept", r.Accept)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := rt.client.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	a, err := readAnswer(resp)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return a, fmt.Errorf("no answer, or no bookmark after a watch's initial events, within %s", guard)
+	}
+	return a, err
+}
+
+// answer is what the API server answered, as the properties compare it.
+type answer struct {
+	Code int
+	// Shape is watch, list (a List kind), table, object, status, or text
+	// (a body that is no JSON object), or empty.
+	Shape string
+	// Kind is the body's kind: ConfigMapList, Table, Status, ConfigMap.
+	Kind string
+	// Reason is a Status's reason; Detail, the resource/name its details
+	// give, if they name one.
+	Reason, Detail string
+	// Objects are what the answer shows: a list's items, a table's rows,
+	// the object, each watch event's object but bookmarks; sorted.
+	Objects []shown
+}
+
+// shown is one object an answer shows.
+type shown struct{ Kind, Namespace, Name string }
+
+// in returns a with only the objects in namespace, as a read of every
+// namespace kept to it answers.
+func (a answer) in(namespace string) answer {
+	b := a
+	b.Objects = nil
+	for _, o := range a.Objects {
+		if o.Namespace == namespace || o.Namespace == "" {
+			b.Objects = append(b.Objects, o)
+		}
+	}
+	return b
+}
+
+// diff says how b differs from a, or "" if it does not.
+func (a answer) diff(b answer) string {
+	if a.Code != b.Code || a.Shape != b.Shape || a.Kind != b.Kind || a.Reason != b.Reason {
+		return fmt.Sprintf("want %d %s %s %s, got %d %s %s %s", a.Code, a.Shape, a.Kind, a.Reason, b.Code, b.Shape, b.Kind, b.Reason)
+	}
+	if !slices.Equal(a.Objects, b.Objects) {
+		return fmt.Sprintf("want objects %v, got %v", a.Objects, b.Objects)
+	}
+	return ""
+}
+
+// kindResource maps the kinds of confinedSpace's objects to their
+// resources, for the check of a recorded call's resource.
+var kindResource = map[string]string{"ConfigMap": "configmaps", "Deployment": "deployments", "Namespace": "namespaces"}
+
+// matches returns "" if x, the call recorded for a request, matches what
+// the API server did with it (a), and else what does not.
+func (a answer) matches(x *record.Exchange) string {
+	if x.Code != a.Code {
+		return fmt.Sprintf("the API server answered %d", a.Code)
+	}
+	if x.Path != "" {
+		// No resource: discovery (an APIResourceList), /version, a 404.
+		if a.Shape == "watch" || len(a.Objects) > 0 {
+			return "the API server sent objects of a resource"
+		}
+		return ""
+	}
+	switch {
+	case a.Shape == "watch" && x.Verb != "watch":
+		return "the API server sent a watch"
+	case a.Shape == "list" && x.Verb != "list" && x.Verb != "deletecollection":
+		return "the API server sent a " + a.Kind
+	case a.Shape == "object" && (x.Verb == "list" || x.Verb == "watch" || x.Verb == "deletecollection"):
+		return "the API server sent one " + a.Kind
+	case a.Shape == "object" && x.Name != a.Objects[0].Name:
+		return "the API server sent " + a.Objects[0].Name
+	case strings.HasPrefix(a.Detail, x.Resource+"/") && a.Detail != x.Resource+"/"+x.Name:
+		return fmt.Sprintf("the API server's %s names %s", a.Reason, a.Detail)
+	}
+	if r, ok := kindResource[strings.TrimSuffix(a.Kind, "List")]; ok && a.Shape == "list" && r != x.Resource {
+		return "the API server sent a " + a.Kind
+	}
+	for _, o := range a.Objects {
+		if r, ok := kindResource[o.Kind]; ok && r != x.Resource {
+			return fmt.Sprintf("the API server sent %s %s", o.Kind, o.Name)
+		}
+		if o.Namespace != "" && x.Namespace != "" && o.Namespace != x.Namespace {
+			return fmt.Sprintf("the API server sent %s of namespace %s", o.Name, o.Namespace)
+		}
+		if x.Name != "" && (a.Shape == "list" || a.Shape == "watch" || a.Shape == "table") && o.Name != x.Name {
+			return fmt.Sprintf("the API server sent %s too", o.Name)
+		}
+	}
+	return ""
+}
+
+// value is the part of a JSON body the answer reads: an object, a list,
+// a table, a Status, or a watch event.
+type value struct {
+	Kind     string
+	Reason   string
+	Details  struct{ Name, Kind string }
+	Metadata objectMeta
+	Items    []struct {
+		Kind     string
+		Metadata objectMeta
+	}
+	Rows []struct {
+		Object struct {
+			Kind     string
+			Metadata objectMeta
+		}
+	}
+	Type   string
+	Object *value
+}
+
+type objectMeta struct {
+	Name, Namespace string
+	Annotations     map[string]string
+}
+
+// readAnswer reads resp: a watch's events up to the bookmark that ends
+// its initial events (or the stream's end), else its one JSON value.
+func readAnswer(resp *http.Response) (answer, error) {
+	a := answer{Code: resp.StatusCode}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 1))
+	if err != nil || len(data) == 0 {
+		a.Shape = "empty"
+		return a, nil
+	}
+	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(data), resp.Body))
+	for {
+		var v value
+		if err := dec.Decode(&v); err != nil {
+			if errors.Is(err, io.EOF) && a.Shape == "watch" {
+				break
+			}
+			if a.Shape == "" {
+				a.Shape = "text"
+				return a, nil
+			}
+			return a, fmt.Errorf("read the answer: %w", err)
+		}
+		if v.Type != "" && v.Object != nil {
+			a.Shape = "watch"
+			if v.Type == "BOOKMARK" {
+				if v.Object.endsInitialEvents() {
+					break
+				}
+				continue
+			}
+			a.Objects = append(a.Objects, v.Object.shows()...)
+			continue
+		}
+		a.Kind, a.Reason = v.Kind, v.Reason
+		if v.Kind == "Status" && v.Details.Name != "" {
+			a.Detail = v.Details.Kind + "/" + v.Details.Name
+		}
+		a.Objects = v.shows()
+		switch {
+		case v.Kind == "Status":
+			a.Shape = "status"
+		case v.Kind == "Table":
+			a.Shape = "table"
+		case strings.HasSuffix(v.Kind, "List"):
+			a.Shape = "list"
+		default:
+			a.Shape = "object"
+		}
+		break
+	}
+	slices.SortFunc(a.Objects, func(x, y shown) int {
+		return strings.Compare(x.Kind+"/"+x.Namespace+"/"+x.Name, y.Kind+"/"+y.Namespace+"/"+y.Name)
+	})
+	return a, nil
+}
+
+// endsInitialEvents reports whether v, a bookmark's object, ends a watch's
+// initial events: it carries the annotation that says so, itself or, in a
+// watch of tables, in its row.
+func (v *value) endsInitialEvents() bool {
+	const end = "k8s.io/initial-events-end"
+	if v.Metadata.Annotations[end] == "true" {
+		return true
+	}
+	for _, r := range v.Rows {
+		if r.Object.Metadata.Annotations[end] == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// shows returns the objects v shows: its items, its rows, or itself.
+func (v *value) shows() []shown {
+	switch {
+	case v.Kind == "Status":
+		return nil
+	case v.Kind == "Table":
+		var out []shown
+		for _, r := range v.Rows {
+			out = append(out, shown{r.Object.Kind, r.Object.Metadata.Namespace, r.Object.Metadata.Name})
+		}
+		return out
+	case strings.HasSuffix(v.Kind, "List"):
+		kind := strings.TrimSuffix(v.Kind, "List")
+		var out []shown
+		for _, it := range v.Items {
+			k := it.Kind
+			if k == "" {
+				k = kind
+			}
+			out = append(out, shown{k, it.Metadata.Namespace, it.Metadata.Name})
+		}
+		return out
+	}
+	return []shown{{v.Kind, v.Metadata.Namespace, v.Metadata.Name}}
+}
