@@ -271,8 +271,10 @@ func checkConfined(t *testing.T, sc *language.Scenario, routes []route, mine str
 	info, infoErr := apiServerInfo.NewRequestInfo(probe)
 	if infoErr == nil && info.Verb == "watch" {
 		// The API server ends the initial events of a watch with a
-		// bookmark: the evidence that the watch has shown what exists.
-		r.Query += "&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+		// bookmark: the evidence that the watch has shown what exists. It
+		// sends them only to a watch=true in the query, the deprecated
+		// watch path's too (a watch=false before it still wins).
+		r.Query += "&watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
 	}
 	every := infoErr == nil && info.IsResourceRequest && info.Namespace == "" && namespacedProbe[info.Resource]
 	named := infoErr == nil && info.Namespace != "" && info.Namespace != mine
