@@ -78,6 +78,15 @@ type (
 	// ExploreReport is what an exploration found: its moments and each
 	// run's hooks, verdict and failures, as values.
 	ExploreReport = harness.ExploreReport
+	// Interleaving is one run of an exploration: its hooks (each a moment
+	// and an interferer), its verdict and its failures.
+	Interleaving = harness.Interleaving
+	// Moment is a point of a workload's calls an exploration hooks.
+	Moment = harness.Moment
+	// Failure is one thing that went wrong in a scenario's run, as
+	// values: its kind, file:line, command, message, and, for a claim
+	// that does not hold, what it claimed, wanted and got.
+	Failure = harness.Failure
 	// NoiseCheck is what CheckNoise found for one scenario.
 	NoiseCheck = harness.NoiseCheck
 )
@@ -285,6 +294,9 @@ type Result struct {
 	// scenario without an explore line, or whose exploration could not
 	// run (its failure says why).
 	Explored *ExploreReport
+	// Want is what the scenario's header says it must do (# want: ...),
+	// nil when it says nothing; Expect checks it.
+	Want *Want
 }
 
 // Play runs every scenario in s.Dir, as Run does, one after another, and
@@ -318,10 +330,18 @@ func Play(s Setup) ([]Result, error) {
 	if opts.Files, err = filepath.Glob(filepath.Join(opts.Dir, "*.txtar")); err != nil {
 		return nil, err
 	}
+	wants := map[string]*Want{}
+	for _, f := range opts.Files {
+		w, err := headerWant(f)
+		if err != nil {
+			return nil, err
+		}
+		wants[harness.ScenarioName(f)] = w
+	}
 	opts.Dir, opts.UpdateScripts = "", false
 	var out []Result
 	for _, r := range harness.RunFiles(context.Background(), c, opts) {
-		out = append(out, Result{Result: r, Explored: explored[r.Name]})
+		out = append(out, Result{Result: r, Explored: explored[r.Name], Want: wants[r.Name]})
 	}
 	return out, nil
 }

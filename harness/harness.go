@@ -47,6 +47,7 @@ type (
 	Hook           = explore.Hook
 	ExploreRefusal = explore.Refusal
 	Race           = explore.Race
+	Outcome        = explore.Outcome
 	Watcher        = explore.Watcher
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
@@ -169,6 +170,14 @@ type ScriptOptions struct {
 
 // DefaultHookTimeout bounds a hook action that blocks.
 const DefaultHookTimeout = language.DefaultHookTimeout
+
+// OutcomeOf returns an interleaving's outcome, as the HTML page colours
+// it.
+func OutcomeOf(il Interleaving) Outcome { return explore.OutcomeOf(il) }
+
+// FoundTrace is the section of an emitted regression scenario that holds
+// the failing run's trace.
+const FoundTrace = explore.FoundTrace
 
 // SettledByWorkqueue, SettledByGoroutines, SettledByExit and
 // SettledByQuiet are the evidence idle names in the trace (Row.Settled).

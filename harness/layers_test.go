@@ -33,7 +33,7 @@ var layers = []struct {
 	Height int
 	layer
 }{
-	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "internal/roundtrip", "harness/internal/testctrl", "compare"}}},
+	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "internal/requestforms", "internal/roundtrip", "harness/internal/testctrl", "compare"}}},
 	{1, layer{Name: "hook points", Packages: []string{"hooks"}}},
 	{1, layer{Name: "the reference controller", Packages: []string{"controller", "controller/api/v1alpha1", "controller/registry", "controller/teaching"}, Within: true}},
 	{1, layer{Name: "the control-plane build", Packages: []string{"internal/assets/envtest"}}},

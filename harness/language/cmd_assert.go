@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -97,8 +98,9 @@ func runConflicts(sc *Scenario, inv Invocation) error {
 	if len(n.others) > 0 {
 		also = fmt.Sprintf(" (and %s, which is no conflict: only the reason Conflict says the object changed since it was read)", strings.Join(n.others, ", "))
 	}
-	return fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
-		want, actor, verb, r, n.conflicts, also, tr.Tail(20))
+	return Mismatched(countClaim(actor, verb, r.String(), "409 Conflicts"), strconv.Itoa(want), strconv.Itoa(n.conflicts),
+		fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
+			want, actor, verb, r, n.conflicts, also, tr.Tail(20)))
 }
 
 // conflictCount is what countConflicts found.
@@ -147,8 +149,9 @@ func runWire(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
-			want, code, actor, verb, r, got, tr.Tail(20))
+		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"), strconv.Itoa(want), strconv.Itoa(got),
+			fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
+				want, code, actor, verb, r, got, tr.Tail(20)))
 	}
 	return nil
 }
@@ -168,6 +171,9 @@ func runField(sc *Scenario, inv Invocation) error {
 		return UsageError("%v", err)
 	}
 	obj, err := sc.ReadRef(r)
+	if apierrors.IsNotFound(err) {
+		return Mismatched(r.String()+" "+inv.Args[1], inv.Args[2], NotFound, fmt.Errorf("read %s: %w", r, err))
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
 	}
@@ -181,7 +187,8 @@ func runField(sc *Scenario, inv Invocation) error {
 		got = Render(v)
 	}
 	if want := inv.Args[2]; got != want {
-		return fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20))
+		return Mismatched(r.String()+" "+inv.Args[1], want, got,
+			fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -205,21 +212,29 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 		return UsageError("%v", err)
 	}
 	key, want, withValue := strings.Cut(inv.Args[1], "=")
+	claim := r.String() + " annotation " + key
 	obj, err := sc.ReadRef(r)
+	if apierrors.IsNotFound(err) && !inv.Neg {
+		return Mismatched(claim, inv.Args[1], NotFound, fmt.Errorf("read %s: %w", r, err))
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
 	}
 	got, present := obj.GetAnnotations()[key]
 	holds := present && (!withValue || got == want)
+	shown := "<absent>"
+	if present {
+		shown = key + "=" + got
+	}
 	switch {
 	case inv.Neg && holds:
-		return fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20))
+		return Mismatched(claim, "<absent>", shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
 	case !inv.Neg && !present && r.Subresource != "":
-		return fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !present:
-		return fmt.Errorf("%s: annotation %s is missing: the other writer's change was lost\n%s", r, key, sc.Trace().Tail(20))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: the other writer's change was lost\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !holds:
-		return fmt.Errorf("%s: annotation %s (-want +got)\n%s", r, key, cmp.Diff(want, got))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s (-want +got)\n%s", r, key, cmp.Diff(want, got)))
 	}
 	return nil
 }
@@ -238,7 +253,7 @@ func runFired(sc *Scenario, inv Invocation) error {
 		return UsageError("no hook %d has been armed", id)
 	}
 	if got := sc.hooks.set.Fired(h.Armed); got != want {
-		return fmt.Errorf("hook %d (%s, armed at %s) fired %d times, want %d\n%s", id, h.Hook.String(), h.Pos, got, want, sc.Trace().Tail(20))
+		return Mismatched(fmt.Sprintf("hook %d fired", id), strconv.Itoa(want), strconv.Itoa(got), fmt.Errorf("hook %d (%s, armed at %s) fired %d times, want %d\n%s", id, h.Hook.String(), h.Pos, got, want, sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -296,7 +311,8 @@ func runCondition(sc *Scenario, inv Invocation) error {
 		want = append(want, inv.Args[3])
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		return fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20))
+		return Mismatched(r.String()+" condition "+typ, strings.Join(want, " "), strings.Join(got, " "),
+			fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -328,7 +344,8 @@ func runOwnedBy(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20))
+		return Mismatched(r.String()+" controlling owner", want, got,
+			fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }

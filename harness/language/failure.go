@@ -53,6 +53,13 @@ type Failure struct {
 	// Message is what went wrong; it may span lines (a diff, the trace's
 	// tail).
 	Message string
+	// Claim, Want and Got are, for an assertion whose claim does not
+	// hold (Mismatch), what it is about, what it wanted and what it saw,
+	// as the scenario writes values: "statefulsets/r-server spec.replicas",
+	// "3", "2". They are empty for any other failure.
+	Claim string `json:",omitempty"`
+	Want  string `json:",omitempty"`
+	Got   string `json:",omitempty"`
 	// Findings are the rules the failure names broken, once per object
 	// and rule, as the command's error carried them (NamingRules); Rules
 	// renders each as the message does after "rule broken: ".

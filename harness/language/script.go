@@ -186,6 +186,9 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		var fs []Failure
 		if err != nil {
 			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: isUsage(err), Unavailable: errors.Is(err, ErrUnavailable)}
+			if m, ok := mismatchOf(err); ok {
+				f.Claim, f.Want, f.Got = m.Claim, m.Want, m.Got
+			}
 			var named *referee.RulesError
 			if errors.As(err, &named) {
 				f.Findings, f.Rules = named.Findings(), named.Lines()
