@@ -105,9 +105,9 @@ func (a answer) matches(x *record.Exchange) string {
 	return ""
 }
 
-// value is the part of a JSON body the answer reads: an object, a list,
+// bodyValue is the part of a JSON body the answer reads: an object, a list,
 // a table, a Status, or a watch event.
-type value struct {
+type bodyValue struct {
 	Kind     string
 	Reason   string
 	Details  struct{ Name, Kind string }
@@ -123,7 +123,7 @@ type value struct {
 		}
 	}
 	Type   string
-	Object *value
+	Object *bodyValue
 }
 
 type objectMeta struct {
@@ -142,7 +142,7 @@ func readAnswer(resp *http.Response) (answer, error) {
 	}
 	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(data), resp.Body))
 	for {
-		var v value
+		var v bodyValue
 		if err := dec.Decode(&v); err != nil {
 			if errors.Is(err, io.EOF) && a.Shape == "watch" {
 				break
@@ -190,7 +190,7 @@ func readAnswer(resp *http.Response) (answer, error) {
 // endsInitialEvents reports whether v, a bookmark's object, ends a watch's
 // initial events: it carries the annotation that says so, itself or, in a
 // watch of tables, in its row.
-func (v *value) endsInitialEvents() bool {
+func (v *bodyValue) endsInitialEvents() bool {
 	const end = "k8s.io/initial-events-end"
 	if v.Metadata.Annotations[end] == "true" {
 		return true
@@ -204,7 +204,7 @@ func (v *value) endsInitialEvents() bool {
 }
 
 // shows returns the objects v shows: its items, its rows, or itself.
-func (v *value) shows() []shown {
+func (v *bodyValue) shows() []shown {
 	switch {
 	case v.Kind == "Status":
 		return nil
