@@ -48,10 +48,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/racekit/racekit/harness"
+	"github.com/racekit/racekit/harness/controllers"
+	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/referee"
 )
 
 // The types a project's test and its own commands use; each is documented
-// where it is defined, in package harness.
+// where it is defined: in package harness, or in the layer that the façade
+// does not name itself (Span, Finding).
 type (
 	// Controller is a controller scenarios race, by name.
 	Controller = harness.Controller
@@ -64,9 +68,9 @@ type (
 	// Scenario is one running scenario, as a Command sees it.
 	Scenario = harness.Scenario
 	// Span is the part of the trace one reconcile made.
-	Span = harness.Span
+	Span = controllers.Span
 	// Finding is one rule a reconcile broke.
-	Finding = harness.Finding
+	Finding = referee.Finding
 	// CRD is a CustomResourceDefinition read from a file.
 	CRD = harness.CRD
 	// ScriptOptions configures a run of scenarios without Run.
@@ -74,6 +78,15 @@ type (
 	// ExploreReport is what an exploration found: its moments and each
 	// run's hooks, verdict and failures, as values.
 	ExploreReport = harness.ExploreReport
+	// Interleaving is one run of an exploration: its hooks (each a moment
+	// and an interferer), its verdict and its failures.
+	Interleaving = harness.Interleaving
+	// Moment is a point of a workload's calls an exploration hooks.
+	Moment = harness.Moment
+	// Failure is one thing that went wrong in a scenario's run, as
+	// values: its kind, file:line, command, message, and, for a claim
+	// that does not hold, what it claimed, wanted and got.
+	Failure = harness.Failure
 	// NoiseCheck is what CheckNoise found for one scenario.
 	NoiseCheck = harness.NoiseCheck
 )
@@ -82,31 +95,31 @@ type (
 // runs as actor in sc, once it has reconciled there: for a Command that
 // reads a controller's own counters.
 func InstanceOf(sc *Scenario, controller, actor string) (*Instance, bool) {
-	return harness.InstanceOf(sc, controller, actor)
+	return controllers.InstanceOf(sc, controller, actor)
 }
 
 // ZeroDelayRetry is retry.DefaultRetry without the waiting: the same number
 // of attempts, and no delay, since hooks, not time, order a race. A
 // controller whose backoff can be set should get it in scenarios.
-func ZeroDelayRetry() wait.Backoff { return harness.ZeroDelayRetry() }
+func ZeroDelayRetry() wait.Backoff { return language.ZeroDelayRetry() }
 
 // AsActor reads the optional "as ACTOR" that ends a Command's arguments;
 // without it, the actor is controller.
-func AsActor(args []string) (string, error) { return harness.AsActor(args) }
+func AsActor(args []string) (string, error) { return language.AsActor(args) }
 
 // Suggest returns " (did you mean X?)" for a near miss of name among
 // candidates, or "": for a Command's usage errors.
-func Suggest(name string, candidates []string) string { return harness.Suggest(name, candidates) }
+func Suggest(name string, candidates []string) string { return language.Suggest(name, candidates) }
 
 // UsageError returns an error about a Command's arguments; the failure
 // message adds the command's usage line.
-func UsageError(format string, args ...any) error { return harness.UsageError(format, args...) }
+func UsageError(format string, args ...any) error { return language.UsageError(format, args...) }
 
 // NamingRules returns err with the rules it names broken as values, for a
 // Command whose failure names them as a failed reconcile does: judges of a
 // run, such as CheckNoise and explore's table, read the findings, not the
 // message.
-func NamingRules(err error, fs ...Finding) error { return harness.NamingRules(err, fs...) }
+func NamingRules(err error, fs ...Finding) error { return referee.NamingRules(err, fs...) }
 
 // Setup is what a project races: where its scenarios are, its CRDs, its
 // controllers and its own commands.
@@ -281,6 +294,9 @@ type Result struct {
 	// scenario without an explore line, or whose exploration could not
 	// run (its failure says why).
 	Explored *ExploreReport
+	// Want is what the scenario's header says it must do (# want: ...),
+	// nil when it says nothing; Expect checks it.
+	Want *Want
 }
 
 // Play runs every scenario in s.Dir, as Run does, one after another, and
@@ -314,10 +330,18 @@ func Play(s Setup) ([]Result, error) {
 	if opts.Files, err = filepath.Glob(filepath.Join(opts.Dir, "*.txtar")); err != nil {
 		return nil, err
 	}
+	wants := map[string]*Want{}
+	for _, f := range opts.Files {
+		w, err := headerWant(f)
+		if err != nil {
+			return nil, err
+		}
+		wants[harness.ScenarioName(f)] = w
+	}
 	opts.Dir, opts.UpdateScripts = "", false
 	var out []Result
 	for _, r := range harness.RunFiles(context.Background(), c, opts) {
-		out = append(out, Result{Result: r, Explored: explored[r.Name]})
+		out = append(out, Result{Result: r, Explored: explored[r.Name], Want: wants[r.Name]})
 	}
 	return out, nil
 }

@@ -62,3 +62,12 @@ func TestExploreFixedPortOperator(t *testing.T) {
 		assert.DeepEqual(t, outcomes, first)
 	}
 }
+
+// TestIdleSettlesAPoller: an operator that reads the API server every
+// 100 ms is quiet for idle's shortest quiet period, 200 ms, only when the
+// machine makes it so; idle settles it by its workqueue (testdata/poller).
+// With the workqueue signal switched off, idle settled it by a quiet
+// period, and the scenario failed at its trace check.
+func TestIdleSettlesAPoller(t *testing.T) {
+	racekit.Run(t, racekit.Setup{Dir: "testdata/poller"})
+}

@@ -57,6 +57,16 @@ func onPath() {
 	}
 }
 
+// metricsAddr is where the ticker serves its metrics: its fixed port,
+// unless TICKER_METRICS moves it (the poller's scenario gives it a free
+// one).
+func metricsAddr() string {
+	if v := os.Getenv("TICKER_METRICS"); v != "" {
+		return v
+	}
+	return tickerMetrics
+}
+
 // runTicker runs the ticker against $KUBECONFIG in $NAMESPACE until
 // SIGTERM.
 func runTicker() error {
@@ -68,16 +78,29 @@ func runTicker() error {
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                 scheme.Scheme,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		Metrics:                metricsserver.Options{BindAddress: tickerMetrics},
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr()},
 		HealthProbeBindAddress: "0",
 		Logger:                 logr.Discard(),
 	})
 	if err != nil {
 		return err
 	}
+	// TICKER_PERIOD sets how often it reconciles (1s unless set), and
+	// TICKER_LIVE=1 makes each reconcile read the ConfigMap from the API
+	// server, not its cache: a poller that is never quiet on the wire.
+	period := time.Second
+	if v := os.Getenv("TICKER_PERIOD"); v != "" {
+		if period, err = time.ParseDuration(v); err != nil {
+			return err
+		}
+	}
+	var reader client.Reader = mgr.GetClient()
+	if os.Getenv("TICKER_LIVE") == "1" {
+		reader = mgr.GetAPIReader()
+	}
 	err = ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}).Named("ticker").
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			return tick(ctx, mgr.GetClient(), req)
+			return tick(ctx, reader, mgr.GetClient(), req, period)
 		}))
 	if err != nil {
 		return err
@@ -85,12 +108,12 @@ func runTicker() error {
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// tick copies data.value to data.seen, and asks to be called again in a
-// second, as operators that poll do.
-func tick(ctx context.Context, c client.Client, req reconcile.Request) (reconcile.Result, error) {
-	again := reconcile.Result{RequeueAfter: time.Second}
+// tick copies data.value to data.seen, read with r and written with c,
+// and asks to be called again after period, as operators that poll do.
+func tick(ctx context.Context, r client.Reader, c client.Client, req reconcile.Request, period time.Duration) (reconcile.Result, error) {
+	again := reconcile.Result{RequeueAfter: period}
 	var cm corev1.ConfigMap
-	if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
+	if err := r.Get(ctx, req.NamespacedName, &cm); err != nil {
 		return again, client.IgnoreNotFound(err)
 	}
 	if cm.Data["value"] == "" || cm.Data["seen"] == cm.Data["value"] {

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/racekit/racekit/harness/language"
 )
 
 // seer reconciles a ConfigMap the way many controllers reconcile their
@@ -53,7 +55,7 @@ type retrier struct{ seer }
 
 func (r *retrier) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	var res reconcile.Result
-	err := retry.RetryOnConflict(ZeroDelayRetry(), func() error {
+	err := retry.RetryOnConflict(language.ZeroDelayRetry(), func() error {
 		var err error
 		res, err = r.seer.Reconcile(ctx, req)
 		return err
@@ -70,8 +72,9 @@ var coreOnly = func() *runtime.Scheme {
 	return s
 }()
 
-// testControllers are the controllers of testdata/controllers: the seer,
-// live and cached, and two whose constructors fail.
+// testControllers are the controllers of the controller scripts
+// (controllerScripts): the seer, live and cached, and two whose
+// constructors fail.
 func testControllers() []*Controller {
 	build := func(in *Instance) (reconcile.Reconciler, error) { return &seer{c: in.Client}, nil }
 	return []*Controller{
@@ -86,15 +89,32 @@ func testControllers() []*Controller {
 	}
 }
 
-// TestControllerScripts runs the scripts under testdata/controllers with
-// testControllers registered. A script with a want section must fail, at
-// a line and with a message its regular expression matches; one without
-// must pass.
+// controllerScripts are the folders of the scripts that race the test
+// controllers (testControllers, runningControllers), each beside the
+// package it documents: the controllers', running's, explore's, the racing
+// proxy's and the views'. They run here, where every layer is composed.
+var controllerScripts = []string{"testdata/controllers", "running/testdata", "explore/testdata", "proxy/testdata", "views/testdata"}
+
+// controllerScriptFiles returns the scripts of controllerScripts; each
+// folder must hold some.
+func controllerScriptFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range controllerScripts {
+		got, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+		assert.NilError(t, err)
+		assert.Assert(t, len(got) > 0, "no script in %s", dir)
+		files = append(files, got...)
+	}
+	return files
+}
+
+// TestControllerScripts runs the controller scripts (controllerScripts)
+// with testControllers registered. A script with a want section must
+// fail, at a line and with a message its regular expression matches; one
+// without must pass.
 func TestControllerScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/controllers/*.txtar")
-	assert.NilError(t, err)
-	assert.Assert(t, len(files) > 0)
-	for _, file := range files {
+	for _, file := range controllerScriptFiles(t) {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
 			t.Parallel()
 			data, err := os.ReadFile(file)

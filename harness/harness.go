@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/racekit/racekit/harness/controllers"
 	"github.com/racekit/racekit/harness/controlplane"
@@ -14,10 +13,10 @@ import (
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/proxy"
 	"github.com/racekit/racekit/harness/record"
-	"github.com/racekit/racekit/harness/referee"
 	"github.com/racekit/racekit/harness/running"
 	"github.com/racekit/racekit/harness/selfcheck"
 	"github.com/racekit/racekit/harness/semantics"
+	"github.com/racekit/racekit/harness/views"
 )
 
 // The types the public API and the command use; each is documented where
@@ -38,8 +37,6 @@ type (
 	Verdict        = language.Verdict
 	Controller     = controllers.Controller
 	Instance       = controllers.Instance
-	Span           = controllers.Span
-	Finding        = referee.Finding
 	Trace          = record.Trace
 	Row            = record.Row
 	Exchange       = record.Exchange
@@ -50,6 +47,7 @@ type (
 	Hook           = explore.Hook
 	ExploreRefusal = explore.Refusal
 	Race           = explore.Race
+	Outcome        = explore.Outcome
 	Watcher        = explore.Watcher
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
@@ -100,21 +98,6 @@ func AdoptOrphans() (func() error, error) { return controlplane.AdoptOrphans() }
 // children, by command name.
 func PeakRSS() (map[string]int64, error) { return controlplane.PeakRSS() }
 
-// ZeroDelayRetry is retry.DefaultRetry without the waiting.
-func ZeroDelayRetry() wait.Backoff { return language.ZeroDelayRetry() }
-
-// AsActor reads the optional "as ACTOR" that ends a command's arguments.
-func AsActor(args []string) (string, error) { return language.AsActor(args) }
-
-// Suggest returns " (did you mean X?)" for a near miss of name.
-func Suggest(name string, candidates []string) string { return language.Suggest(name, candidates) }
-
-// UsageError returns an error about a command's arguments.
-func UsageError(format string, args ...any) error { return language.UsageError(format, args...) }
-
-// NamingRules returns err with the findings fs as values.
-func NamingRules(err error, fs ...Finding) error { return referee.NamingRules(err, fs...) }
-
 // CheckScript reports a scenario file that testscript could not read.
 func CheckScript(file string) error { return language.CheckScript(file) }
 
@@ -140,12 +123,6 @@ func Explored(sc *Scenario) *ExploreReport { return explore.Explored(sc) }
 // the scenario (start, spawn).
 func RanOnItsOwn(sc *Scenario) bool { return running.RanOnItsOwn(sc) }
 
-// InstanceOf returns the instance of the controller called controller that
-// runs as actor, if it has reconciled in sc.
-func InstanceOf(sc *Scenario, controller, actor string) (*Instance, bool) {
-	return controllers.InstanceOf(sc, controller, actor)
-}
-
 // NewScenario creates a scenario outside a script, in a namespace of its
 // own, whose archive files are in dir: racekit proxy's, whose actors are
 // people and their controllers.
@@ -163,27 +140,23 @@ func WriteKubeconfig(sc *Scenario, actor, path string) error {
 }
 
 // ScriptOptions configures Params, RunFiles and Explore: the scenarios to
-// run, how, and the controllers and commands they may use.
+// run, how, and the controllers and commands they may use. Its first
+// fields are the scenario language's options, which Language passes on as
+// they are; language.Options says what each does.
 type ScriptOptions struct {
-	// Dir holds the *.txtar scenarios; Files, if set, names them instead.
-	Dir   string
-	Files []string
-	// UpdateScripts rewrites golden sections (cmp stdout trace.golden)
-	// with what the run produced.
+	// Dir and Files are the scenarios (language.Options.Dir, Files);
+	// UpdateScripts rewrites their golden sections; Done is called with
+	// each scenario when its script ends; HookTimeout bounds each hook
+	// action (zero: DefaultHookTimeout), and WaitTimeout each wait for what
+	// runs on its own (zero: DefaultWait); VerifyReads checks each answer
+	// the trace gives an assertion against a GET, for racekit's own tests.
+	Dir           string
+	Files         []string
 	UpdateScripts bool
-	// Done, if set, is called with each scenario when its script ends,
-	// passed or failed, for reports and timelines.
-	Done func(sc *Scenario)
-	// HookTimeout bounds each hook action; zero means DefaultHookTimeout.
-	HookTimeout time.Duration
-	// VerifyReads makes every assertion that the trace answers (the
-	// server's last answer about the object) check that answer against a
-	// GET, and fail if they differ. It is for racekit's own tests.
-	VerifyReads bool
-	// WaitTimeout bounds the waits of what runs on its own (await, idle,
-	// ended, and spawn's wait for a fixed port) unless a line says
-	// within=D; zero means DefaultWait.
-	WaitTimeout time.Duration
+	Done          func(sc *Scenario)
+	HookTimeout   time.Duration
+	VerifyReads   bool
+	WaitTimeout   time.Duration
 	// ExploreParallel bounds the interleavings of an exploration that run
 	// at once; zero means DefaultExploreParallel (four per CPU).
 	ExploreParallel int
@@ -197,6 +170,14 @@ type ScriptOptions struct {
 
 // DefaultHookTimeout bounds a hook action that blocks.
 const DefaultHookTimeout = language.DefaultHookTimeout
+
+// OutcomeOf returns an interleaving's outcome, as the HTML page colours
+// it.
+func OutcomeOf(il Interleaving) Outcome { return explore.OutcomeOf(il) }
+
+// FoundTrace is the section of an emitted regression scenario that holds
+// the failing run's trace.
+const FoundTrace = explore.FoundTrace
 
 // SettledByWorkqueue, SettledByGoroutines, SettledByExit and
 // SettledByQuiet are the evidence idle names in the trace (Row.Settled).
@@ -234,9 +215,10 @@ func (o ScriptOptions) Language() (language.Options, error) {
 }
 
 // extensions are the layers above the language, in the order their seams
-// run.
+// run (End, last first): views before running, so that what a hold found
+// at the end follows what halting the running controllers found.
 func extensions(ctrls *language.Extension, xs explore.Settings) []*language.Extension {
-	return []*language.Extension{semantics.Extension(), ctrls, running.Extension(), explore.Extension(xs)}
+	return []*language.Extension{semantics.Extension(), ctrls, views.Extension(running.ActorOf), running.Extension(), explore.Extension(xs)}
 }
 
 // Check reports a controller or command that cannot be used: a name given

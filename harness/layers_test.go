@@ -33,7 +33,7 @@ var layers = []struct {
 	Height int
 	layer
 }{
-	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "harness/internal/testctrl", "compare"}}},
+	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "internal/requestforms", "internal/roundtrip", "harness/internal/testctrl", "compare"}}},
 	{1, layer{Name: "hook points", Packages: []string{"hooks"}}},
 	{1, layer{Name: "the reference controller", Packages: []string{"controller", "controller/api/v1alpha1", "controller/registry", "controller/teaching"}, Within: true}},
 	{1, layer{Name: "the control-plane build", Packages: []string{"internal/assets/envtest"}}},
@@ -47,14 +47,15 @@ var layers = []struct {
 	{6, layer{Name: "language", Packages: []string{"harness/language"}}},
 	{7, layer{Name: "API semantics", Packages: []string{"harness/semantics"}}},
 	{7, layer{Name: "controllers", Packages: []string{"harness/controllers"}}},
-	{8, layer{Name: "running", Packages: []string{"harness/running"}}},
-	{9, layer{Name: "explore", Packages: []string{"harness/explore"}}},
-	{10, layer{Name: "self-checks", Packages: []string{"harness/selfcheck"}}},
-	{11, layer{Name: "the façade", Packages: []string{"harness"}}},
-	{12, layer{Name: "the public API", Packages: []string{"."}}},
-	{13, layer{Name: "the reference controller's racing side", Packages: []string{"controller/race"}}},
-	{13, layer{Name: "the catalogue", Packages: []string{"scenarios"}}},
-	{14, layer{Name: "the command", Packages: []string{"cmd/racekit"}}},
+	{8, layer{Name: "views", Packages: []string{"harness/views"}}},
+	{9, layer{Name: "running", Packages: []string{"harness/running"}}},
+	{10, layer{Name: "explore", Packages: []string{"harness/explore"}}},
+	{11, layer{Name: "self-checks", Packages: []string{"harness/selfcheck"}}},
+	{12, layer{Name: "the façade", Packages: []string{"harness"}}},
+	{13, layer{Name: "the public API", Packages: []string{"."}}},
+	{14, layer{Name: "the reference controller's racing side", Packages: []string{"controller/race"}}},
+	{14, layer{Name: "the catalogue", Packages: []string{"scenarios"}}},
+	{15, layer{Name: "the command", Packages: []string{"cmd/racekit"}}},
 }
 
 // place is where a package sits: its layer's height and name.
@@ -156,6 +157,7 @@ func TestOffences(t *testing.T) {
 		{"down", map[string][]string{"harness/explore": {"harness/language", "harness/record", "hooks"}}, nil},
 		{"up", map[string][]string{"harness/record": {"harness/language"}}, []string{"harness/record (record) imports harness/language (language), which is not below it"}},
 		{"sideways", map[string][]string{"harness/controllers": {"harness/semantics"}}, []string{"harness/controllers (controllers) imports harness/semantics (API semantics), which is not below it"}},
+		{"views under running", map[string][]string{"harness/views": {"harness/running"}}, []string{"harness/views (views) imports harness/running (running), which is not below it"}},
 		{"within one group", map[string][]string{"controller": {"controller/registry"}}, nil},
 		{"the controller reaches the hooks", map[string][]string{"controller": {"hooks"}}, []string{"controller (the reference controller) imports hooks (hook points), which is not below it"}},
 		{"the controller reaches the harness", map[string][]string{"controller": {"harness"}}, []string{"controller (the reference controller) imports harness (the façade), which is not below it"}},

@@ -25,7 +25,7 @@ type noiseCase struct {
 
 // TestNoiseChangesNoVerdict runs every scenario the harness's own tests
 // run (the failing twins, bad input and faults, the teaching variants'
-// scripts, the controllers' scripts and the Python operator) with and
+// scripts, the controller scripts and the Python operator) with and
 // without noise that cannot matter, and with every object's state read
 // from the API server (CheckNoise): each assertion's verdict, the rules it
 // names, and every failure that stops a script or ends it, must be the
@@ -43,15 +43,21 @@ func TestNoiseChangesNoVerdict(t *testing.T) {
 		{"bad", "../testdata/bad/*.txtar", reference},
 		{"faults", "../testdata/faults/*.txtar", reference},
 		{"variants", "../testdata/variants/*.txtar", variantOptions},
-		{"controllers", "testdata/controllers/*.txtar", func(t *testing.T, _ string) (*ControlPlane, ScriptOptions, string) {
-			return controlPlane(t), ScriptOptions{Controllers: append(testControllers(), runningControllers()...)}, ""
-		}},
 		{"python", "testdata/python/*.txtar", func(t *testing.T, _ string) (*ControlPlane, ScriptOptions, string) {
 			if out, err := exec.Command(debianPython, "-c", "import kubernetes").CombinedOutput(); err != nil {
 				t.Fatalf("the Python operator needs the official Python client: install it as root with tools/python-client: %v\n%s", err, out)
 			}
 			return controlPlane(t), ScriptOptions{}, ""
 		}},
+	}
+	for _, dir := range controllerScripts {
+		name, _, _ := strings.Cut(dir, "/")
+		if name == "testdata" {
+			name = "controllers"
+		}
+		cases = append(cases, noiseCase{name, filepath.Join(dir, "*.txtar"), func(t *testing.T, _ string) (*ControlPlane, ScriptOptions, string) {
+			return controlPlane(t), ScriptOptions{Controllers: append(testControllers(), runningControllers()...)}, ""
+		}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"gotest.tools/v3/assert"
 
+	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/running"
 )
 
@@ -44,7 +45,7 @@ func (m *meeting) command() *Command {
 		Run: func(sc *Scenario, inv Invocation) error {
 			n, err := strconv.Atoi(inv.Args[1])
 			if err != nil {
-				return UsageError("bad N %q", inv.Args[1])
+				return language.UsageError("bad N %q", inv.Args[1])
 			}
 			m.reach(sc, inv.Args[0])
 			timer := time.NewTimer(meetWait)

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,7 +20,10 @@ import (
 // never ask for: harness.test METHOD PATH FILE ACCEPT [NAME:VALUE...] sends
 // FILE's bytes (JSON) to PATH with Accept: ACCEPT and the headers NAME:
 // VALUE, and prints the status and the body. A Connection or Upgrade
-// header makes it speak HTTP/1.1, which an upgrade needs.
+// header makes it speak HTTP/1.1, which an upgrade needs. A watch that
+// asks for its initial events (sendInitialEvents=true) is read up to the
+// bookmark that ends them, and printed so far: a watch ends on evidence,
+// never on a timeout.
 const requestChild = "request"
 
 // runRequestChild runs the request child when the environment names it,
@@ -78,10 +82,42 @@ func sendRequest(args []string) error {
 		return err
 	}
 	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
+	var out []byte
+	if req.URL.Query().Get("sendInitialEvents") == "true" && resp.StatusCode == http.StatusOK {
+		out, err = initialEvents(resp.Body)
+	} else {
+		out, err = io.ReadAll(resp.Body)
+	}
 	if err != nil {
 		return err
 	}
 	fmt.Printf("%s %s\n%s\n", resp.Status, resp.Header.Get("Content-Type"), out)
 	return nil
+}
+
+// initialEvents reads a watch's JSON events up to the bookmark that ends
+// its initial events, and returns them, one a line.
+func initialEvents(body io.Reader) ([]byte, error) {
+	dec := json.NewDecoder(body)
+	var out bytes.Buffer
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return out.Bytes(), fmt.Errorf("read the watch's initial events: %w", err)
+		}
+		out.Write(raw)
+		out.WriteByte('\n')
+		var ev struct {
+			Type   string
+			Object struct {
+				Metadata struct{ Annotations map[string]string }
+			}
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return out.Bytes(), fmt.Errorf("read a watch event: %w", err)
+		}
+		if ev.Type == "BOOKMARK" && ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] == "true" {
+			return out.Bytes(), nil
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/racekit/racekit/harness/internal/testctrl"
+	"github.com/racekit/racekit/internal/roundtrip"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -27,8 +28,8 @@ import (
 // context. quits returns at once.
 var stuck = make(chan struct{})
 
-// runningControllers are the controllers of testdata/controllers that run
-// on their own.
+// runningControllers are the controllers of the controller scripts
+// (controllerScripts) that run on their own.
 func runningControllers() []*Controller {
 	run := func(f func(ctx context.Context, cfg *rest.Config, ns string) error) func(context.Context, *Instance) error {
 		return func(ctx context.Context, in *Instance) error { return f(ctx, in.Config, in.Namespace) }
@@ -135,7 +136,7 @@ func runChild() bool {
 // API server answers, so that a scenario can check what it held.
 func sayWatchMediaType(next http.RoundTripper) http.RoundTripper {
 	var once sync.Once
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 		resp, err := next.RoundTrip(req)
 		if err == nil && resp.StatusCode == http.StatusOK && req.URL.Query().Get("watch") == "true" {
 			once.Do(func() { fmt.Println("watch answered in", resp.Header.Get("Content-Type")) })
@@ -143,10 +144,6 @@ func sayWatchMediaType(next http.RoundTripper) http.RoundTripper {
 		return resp, err
 	})
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // onPath puts this test binary's folder on PATH, so that scenarios spawn
 // it by name (harness.test).

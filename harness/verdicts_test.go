@@ -25,7 +25,7 @@ func TestVerdictsOfARun(t *testing.T) {
 	c, opts := withRef(t)
 	lo, err := opts.Language()
 	assert.NilError(t, err)
-	lo.KeepGoing = true
+	lo.Extensions = append(lo.Extensions, &language.Extension{Name: "keep going", KeepGoing: true})
 	file := webAppScript(t, "verdicts.txtar", `create webapp.yaml
 get alice webapps/web old
 bump bob webapps/web

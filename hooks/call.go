@@ -62,16 +62,34 @@ func (c Call) String() string {
 
 // ParseRequest derives the Call for req, a request to the API server made
 // by actor, as kube-apiserver's RequestInfoFactory does
-// (k8s.io/apiserver/pkg/endpoints/request): resource requests under /api/v1
-// and /apis/GROUP/VERSION, with the deprecated /watch/ prefix,
-// namespaces/NAME/status and namespaces/NAME/finalize as a namespace's
-// subresources, a GET of a collection a list or a watch as the watch
-// parameter decodes with apimachinery's own conversion (any value but 0 and
-// false, in any case, is a watch: the Python client sends watch=True), and
-// the name a fieldSelector of metadata.name gives it. Anything else is a
-// non-resource request (/version, /healthz, discovery), whose Call has the
-// path and the lower-case method. A create is named after the object in its
-// body, which the API server's authorizer does not do but scenarios do.
+// (k8s.io/apiserver/pkg/endpoints/request, with the prefixes api and apis,
+// api without a group): the decoded path split at every slash, empty
+// segments kept (so /api/v1/namespaces//configmaps is a list of
+// ConfigMaps in every namespace, as the API server serves it); resource
+// requests under /api/VERSION and /apis/GROUP/VERSION, with the deprecated
+// /watch/ and /proxy/ prefixes; namespaces/NAME/status and
+// namespaces/NAME/finalize as a namespace's subresources; a GET of a
+// collection a list or a watch as the watch parameter decodes with
+// apimachinery's own conversion (any value but 0 and false, in any case,
+// is a watch: the Python client sends watch=True), and the name a
+// fieldSelector of metadata.name gives it. Anything else is a non-resource
+// request (/version, /healthz, discovery), whose Call has the path and the
+// lower-case method.
+//
+// The Call differs from the API server's RequestInfo in four ways, each on
+// purpose, and TestParseRequestAgreesWithAPIServer checks that there are
+// no others, on a corpus of every client's requests and malformed ones:
+//   - A Namespace's own requests (namespaces/NAME, and its status and
+//     finalize: a Call of namespaces whose Namespace would be its Name)
+//     have no Namespace: a Namespace is cluster-scoped. RequestInfo gives
+//     them NAME, as RBAC sees them.
+//   - A method with no Kubernetes verb (OPTIONS) keeps its lower-case
+//     name as the Verb, where RequestInfo has "".
+//   - A /watch/ or /proxy/ prefix with nothing after it, which
+//     RequestInfo refuses (the API server answers 500), is a non-resource
+//     request.
+//   - A create is named after the object in its body, which the API
+//     server's authorizer does not do but scenarios do.
 func ParseRequest(actor string, req *http.Request) Call {
 	c := Call{Actor: actor}
 	parts := splitPath(req.URL.Path)
@@ -97,8 +115,6 @@ func ParseRequest(actor string, req *http.Request) Call {
 		c.Namespace = parts[1]
 		if len(parts) > 2 && parts[2] != "status" && parts[2] != "finalize" {
 			parts = parts[2:]
-		} else {
-			c.Namespace = "" // a namespace is cluster-scoped
 		}
 	}
 	c.Resource = parts[0]
@@ -110,6 +126,11 @@ func ParseRequest(actor string, req *http.Request) Call {
 	}
 	if c.Name == "" && c.Verb == "get" {
 		c.Verb, c.Name = collectionRead(req)
+	}
+	if c.Resource == "namespaces" && c.Namespace == c.Name {
+		// A Namespace is cluster-scoped; the API server gives its
+		// requests its own name as their namespace, as RBAC sees them.
+		c.Namespace = ""
 	}
 	switch {
 	case c.Name == "" && c.Verb == "delete":
@@ -182,14 +203,18 @@ func collectionRead(req *http.Request) (verb, name string) {
 	return verb, name
 }
 
+// splitPath returns the segments of a URL path as the API server's
+// RequestInfoFactory splits it: slashes at either end are dropped, and an
+// empty segment between two slashes is kept. /api/v1/namespaces//configmaps,
+// which a client sends for a namespace of "", is a list of every namespace
+// to the API server; skipping the empty segment would make it a get of the
+// Namespace "configmaps".
 func splitPath(p string) []string {
-	var out []string
-	for _, s := range strings.Split(p, "/") {
-		if s != "" {
-			out = append(out, s)
-		}
+	p = strings.Trim(p, "/")
+	if p == "" {
+		return nil
 	}
-	return out
+	return strings.Split(p, "/")
 }
 
 // Verbs lists the verbs a Call can carry, for help and for checking

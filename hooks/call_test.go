@@ -81,6 +81,27 @@ func TestParseRequest(t *testing.T) {
 		{"GET", "/", Call{Actor: "a", Verb: "get", Path: "/"}},
 		{"POST", "/registrations/ns/web", Call{Actor: "a", Verb: "post", Path: "/registrations/ns/web"}},
 		{"GET", "/api/v1/watch", Call{Actor: "a", Verb: "get", Path: "/api/v1/watch"}},
+		// An empty namespace segment, which the Python and JavaScript
+		// clients send for a namespace of "" (every namespace), is kept
+		// as the API server keeps it: a namespace of "" is every
+		// namespace, never a segment to skip.
+		{"GET", "/api/v1/namespaces//configmaps", Call{Actor: "a", Verb: "list", Resource: "configmaps"}},
+		{"GET", "/api/v1/namespaces//configmaps?watch=true", Call{Actor: "a", Verb: "watch", Resource: "configmaps"}},
+		{"GET", "/api/v1/watch/namespaces//configmaps", Call{Actor: "a", Verb: "watch", Resource: "configmaps"}},
+		{"GET", "/api/v1/watch/namespaces//configmaps/c", Call{Actor: "a", Verb: "watch", Resource: "configmaps", Name: "c"}},
+		{"DELETE", "/api/v1/namespaces//configmaps", Call{Actor: "a", Verb: "deletecollection", Resource: "configmaps"}},
+		{"GET", "/api/v1/namespaces//configmaps/c", Call{Actor: "a", Verb: "get", Resource: "configmaps", Name: "c"}},
+		{"GET", "/apis/apps/v1/namespaces//deployments/web/status", Call{Actor: "a", Verb: "get", Resource: "deployments", Name: "web", Subresource: "status"}},
+		{"GET", "/api/v1/namespaces//status", Call{Actor: "a", Verb: "list", Resource: "namespaces", Subresource: "status"}},
+		// Empty segments elsewhere are kept too, and shift what follows;
+		// slashes at either end are not segments.
+		{"GET", "/api/v1//configmaps", Call{Actor: "a", Verb: "get", Name: "configmaps"}},
+		{"GET", "/api/v1/namespaces/ns//c", Call{Actor: "a", Verb: "get", Namespace: "ns", Name: "c"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps//c", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns", Subresource: "c"}},
+		{"GET", "/apis/apps//v1/deployments", Call{Actor: "a", Verb: "get", Resource: "v1", Name: "deployments"}},
+		{"GET", "/api/v1/namespaces/ns/configmaps/", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "//api/v1/namespaces/ns/configmaps//", Call{Actor: "a", Verb: "list", Resource: "configmaps", Namespace: "ns"}},
+		{"GET", "/api/v1//", Call{Actor: "a", Verb: "get", Path: "/api/v1//"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {

@@ -14,7 +14,9 @@
 //   - A Call is read from the request as the API server reads it
 //     (ParseRequest); a Transport made by WrapService reads the calls to a
 //     service outside the API server by their paths instead
-//     (ParseServiceRequest).
+//     (ParseServiceRequest). A request is parsed once on its way: the
+//     first transport puts its Call in the request's context, and those
+//     further on read it there (Parsed).
 //   - A Set holds the hooks of one scenario and is shared by the transports of
 //     all its actors. Hooks fire in the order they were armed.
 //

@@ -19,7 +19,9 @@ type Transport struct {
 	Next http.RoundTripper
 	// Service is set when the calls go to a service outside the API
 	// server, whose paths ParseServiceRequest reads; otherwise
-	// ParseRequest reads them as the API server does.
+	// ParseRequest reads them as the API server does. Either way a
+	// transport before this one may have parsed the call already
+	// (Parsed).
 	Service bool
 }
 
@@ -51,10 +53,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err := aborted(ctx); err != nil {
 		return nil, err
 	}
-	call := ParseRequest(t.Actor, req)
+	parse := Parsed
 	if t.Service {
-		call = ParseServiceRequest(t.Actor, req)
+		parse = ParsedService
 	}
+	req, call := parse(t.Actor, req)
 	t.Hooks.Fire(Event{Point: Before, Call: call, Context: ctx})
 	if err := aborted(ctx); err != nil {
 		return nil, err

@@ -10,12 +10,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/rogpeppe/go-internal/txtar"
 	"golang.org/x/term"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -386,7 +384,7 @@ func emit(dir string, rep *harness.ExploreReport) ([]string, error) {
 		if err != nil {
 			return written, fmt.Errorf("write a regression scenario: %w", err)
 		}
-		_, err = f.Write(regression(rep, il))
+		_, err = f.Write(rep.Regression(il))
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -396,57 +394,6 @@ func emit(dir string, rep *harness.ExploreReport) ([]string, error) {
 		written = append(written, path)
 	}
 	return written, nil
-}
-
-// foundTrace is the txtar section of a regression scenario that holds the
-// trace of the run explore found failing. No command reads it.
-const foundTrace = "found.trace"
-
-// regression returns il as a scenario of its own: a header that says what
-// explore found, il's script (the explored scenario with the explore line
-// replaced by the hooks and the workload) and the failing run's
-// normalized trace, as a section nothing compares. An interferer whose own
-// action failed in the run, as well as an invariant, runs under try, as
-// explore let the run go on past it: so the scenario fails on the
-// invariant while the bug is there, and passes once it is fixed, not on
-// the interferer's own error forever.
-func regression(rep *harness.ExploreReport, il harness.Interleaving) []byte {
-	script := string(il.Script)
-	var tried []string
-	for _, hk := range il.Hooks {
-		for _, f := range il.Failures {
-			if f.Tolerated && f.Hook != nil && f.Hook.Trigger == hk.Trigger() && f.Command == hk.Interferer {
-				line := "on " + hk.Trigger() + ": try " + hk.Interferer
-				script = strings.Replace(script, hk.Line()+"\n", line+"\n", 1)
-				msg, _, _ := strings.Cut(f.Message, "\n")
-				tried = append(tried, hk.Interferer+": "+msg)
-				break
-			}
-		}
-	}
-	var h strings.Builder
-	fmt.Fprintf(&h, "# racekit explore wrote this regression scenario from %s,\n", filepath.Base(rep.File))
-	fmt.Fprintf(&h, "# exploring %s. With this hook the invariants broke:\n#\n", rep.Workload)
-	for _, hk := range il.Hooks {
-		fmt.Fprintf(&h, "#   %s\n", hk.Line())
-	}
-	h.WriteString("#\n# and the run failed at\n#\n")
-	for _, l := range strings.Split(il.Failure, "\n") {
-		fmt.Fprintf(&h, "#   %s\n", strings.TrimSpace(l))
-	}
-	if len(tried) > 0 {
-		h.WriteString("#\n# The interferer's own command failed in that run too, and the run went\n")
-		h.WriteString("# on, so here it runs under try:\n#\n")
-		for _, t := range tried {
-			fmt.Fprintf(&h, "#   %s\n", t)
-		}
-	}
-	h.WriteString("#\n# It fails while the bug is there and passes once it is fixed.\n")
-	fmt.Fprintf(&h, "# %s holds the failing run's trace; no command reads it.\n\n", foundTrace)
-	ar := txtar.Parse([]byte(script))
-	ar.Comment = append([]byte(h.String()), ar.Comment...)
-	ar.Files = append(ar.Files, txtar.File{Name: foundTrace, Data: []byte(il.Trace.Normalize())})
-	return txtar.Format(ar)
 }
 
 // progressLine is the line racekit explore keeps up to date on a terminal:

@@ -13,21 +13,10 @@ import (
 	"github.com/racekit/racekit/internal/mermaid"
 )
 
-// Outcomes of a run, and of a moment, as the page's classes name them.
-const (
-	outcomePass = "pass"
-	outcomeFail = "fail"
-	outcomeNA   = "na"
-	// outcomeRacing marks a moment left out as racing with a controller
-	// that runs on its own: no run, and no outcome, but a claim the page
-	// shows.
-	outcomeRacing = "racing"
-)
-
 // htmlRun is one interleaving as the page shows it.
 type htmlRun struct {
 	Moment, Interferer string
-	Outcome            string // outcomePass, outcomeFail or outcomeNA
+	Outcome            string // the class of its outcome (harness.Outcome)
 	Label              string // as the table's outcome column says it
 	Failure            string
 	Diagram            string // Mermaid
@@ -73,7 +62,7 @@ func writeHTML(path string, rep *harness.ExploreReport, lib []byte) error {
 	page := htmlPage{
 		Title:    "racekit explore " + rep.Workload,
 		Header:   strings.SplitN(rep.Table(), "\n", 2)[0],
-		Workload: markMoments(rep),
+		Workload: rep.MarkedDiagram(),
 		Library:  template.JS(lib),
 	}
 	for _, il := range rep.Interleavings {
@@ -83,8 +72,8 @@ func writeHTML(path string, rep *harness.ExploreReport, lib []byte) error {
 			interferer = append(interferer, h.Interferer)
 		}
 		r := htmlRun{Moment: strings.Join(moment, " + "), Interferer: strings.Join(interferer, " + "),
-			Outcome: runOutcome(il), Failure: il.Failure, Diagram: harness.Mermaid(il.Trace.Rows())}
-		r.Label = map[string]string{outcomePass: "pass", outcomeFail: "FAIL", outcomeNA: "n/a"}[r.Outcome]
+			Outcome: string(harness.OutcomeOf(il)), Failure: il.Failure, Diagram: harness.Mermaid(il.Trace.Rows())}
+		r.Label = harness.OutcomeOf(il).Label()
 		if il.NotApplicable {
 			r.Failure = "n/a (" + il.NotApplicableWhy + ")"
 		}
@@ -111,106 +100,6 @@ func writeHTML(path string, rep *harness.ExploreReport, lib []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// runOutcome returns il's outcome as a class.
-func runOutcome(il harness.Interleaving) string {
-	switch {
-	case il.NotApplicable:
-		return outcomeNA
-	case !il.Passed:
-		return outcomeFail
-	}
-	return outcomePass
-}
-
-// outcomeColor colours a moment's mark in the workload's diagram.
-var outcomeColor = map[string]string{
-	outcomePass: "rgb(200, 230, 201)",
-	outcomeFail: "rgb(255, 205, 210)",
-	outcomeNA:   "rgb(224, 224, 224)",
-	// The amber of a claim to check, not a verdict.
-	outcomeRacing: "rgb(255, 236, 179)",
-}
-
-// markMoments draws the learning run as Mermaid, with a note at each
-// explored moment, coloured by the worst outcome of the runs hooked
-// there: a failure, else a pass, else n/a; and one at each moment left
-// out as racing, which says what it races with.
-func markMoments(rep *harness.ExploreReport) string {
-	outcome, label := map[string]string{}, map[string]string{}
-	for _, rc := range rep.Racing {
-		outcome[rc.Moment.Trigger()], label[rc.Moment.Trigger()] = outcomeRacing, rc.LeftOut()
-	}
-	for _, il := range rep.Interleavings {
-		o := runOutcome(il)
-		for _, h := range il.Hooks {
-			t := h.Moment.Trigger()
-			if prev := outcome[t]; prev == outcomeFail || prev == outcomePass && o == outcomeNA {
-				continue
-			}
-			outcome[t] = o
-		}
-	}
-	lines := strings.Split(strings.TrimRight(harness.Mermaid(rep.Learning), "\n"), "\n")
-	var out []string
-	for len(lines) > 0 && (lines[0] == "sequenceDiagram" || strings.HasPrefix(lines[0], "    participant ")) {
-		out, lines = append(out, lines[0]), lines[1:]
-	}
-	mark := func(m harness.Moment) {
-		o, ok := outcome[m.Trigger()]
-		if !ok {
-			return
-		}
-		text, ok := label[m.Trigger()]
-		if !ok {
-			text = map[string]string{outcomePass: "pass", outcomeFail: "FAIL", outcomeNA: "n/a"}[o]
-		}
-		out = append(out, "    rect "+outcomeColor[o],
-			"    Note over "+diagramID(m.Actor)+": "+diagramText(m.Trigger()+": "+text),
-			"    end")
-	}
-	occ := map[string]int{}
-	for _, r := range rep.Learning {
-		n := 2 // a request and its answer
-		if !r.IsCall() {
-			n = 1 // a note: a hook's firing, a change of a view
-		}
-		if n > len(lines) {
-			break // not the rows harness.Mermaid drew: leave the rest unmarked
-		}
-		var m harness.Moment
-		call := r.IsCall() && r.Verb != "watch"
-		if call {
-			key := r.Actor + " " + r.Verb + " " + r.Object
-			occ[key]++
-			m = harness.Moment{Point: "before", Actor: r.Actor, Verb: r.Verb, Object: r.Object, Occ: occ[key]}
-			mark(m)
-		}
-		out, lines = append(out, lines[:n]...), lines[n:]
-		if call {
-			m.Point = "after"
-			mark(m)
-		}
-	}
-	out = append(out, lines...)
-	return strings.Join(out, "\n") + "\n"
-}
-
-// diagramID is harness.Mermaid's spelling of an actor as a participant.
-func diagramID(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// diagramText escapes what Mermaid's sequence grammar gives a meaning to,
-// as harness.Mermaid does.
-func diagramText(s string) string {
-	return strings.NewReplacer(";", "#59;", "#", "#35;", ":", "#58;", "\n", " ").Replace(s)
 }
 
 // pageTemplate is the page --html writes: the workload's diagram with its

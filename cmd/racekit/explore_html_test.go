@@ -143,7 +143,7 @@ func TestExploreMarkMoments(t *testing.T) {
 			il(m("after", get), true, false), il(m("after", get), false, false), il(m("after", get), true, false),
 			il(m("after", upd), false, true),
 		}}
-	got := markMoments(rep)
+	got := rep.MarkedDiagram()
 	want := strings.Join([]string{
 		"sequenceDiagram",
 		"    participant controller",

@@ -147,7 +147,7 @@ func TestExplore(t *testing.T) {
 			assert.Assert(t, regexp.MustCompile(`(?m)^#   on [^\n]+: annotate bob deployments/web team=blue\n`).Match(ar.Comment), "%s's header names no hook:\n%s", f, data)
 			assert.Assert(t, regexp.MustCompile(`(?m)^on [^\n]+: annotate bob deployments/web team=blue\nreconcile webapps/web\n`).Match(ar.Comment), "%s arms no hook before the workload:\n%s", f, data)
 			last := ar.Files[len(ar.Files)-1]
-			assert.Assert(t, last.Name == foundTrace && strings.Contains(string(last.Data), "hook 1 fired"), "%s has no %s section with the hook's firing:\n%s", f, foundTrace, data)
+			assert.Assert(t, last.Name == harness.FoundTrace && strings.Contains(string(last.Data), "hook 1 fired"), "%s has no %s section with the hook's firing:\n%s", f, harness.FoundTrace, data)
 		}
 
 		// Each emitted scenario fails against the variant, on the line
@@ -163,7 +163,7 @@ func TestExplore(t *testing.T) {
 			for _, r := range harness.RunFiles(ctx, cp, opts) {
 				assert.Equal(t, r.Passed, tc.wantPassed, "%s against %q:\n%s", r.Name, tc.bug.Name(), r.Log)
 				if !r.Passed {
-					got := afterPos(strings.TrimPrefix(failure(r), "FAIL: "))
+					got := afterPos(strings.TrimPrefix(r.FailureText(), "FAIL: "))
 					w := want[r.Name+".txtar"]
 					assert.Assert(t, strings.HasPrefix(got, strings.SplitN(w, "\n", 2)[0]), "%s fails otherwise than explore found:\ngot:  %s\nwant: %s", r.Name, got, w)
 				}

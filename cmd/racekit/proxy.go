@@ -282,7 +282,7 @@ func follow(ctx context.Context, sc *harness.Scenario, w io.Writer) error {
 			if printed[x.Seq] || (x.Code == 0 && x.Err == "") {
 				continue
 			}
-			if _, err := io.WriteString(w, liveLine(x)); err != nil {
+			if _, err := io.WriteString(w, x.LiveLine()); err != nil {
 				return fmt.Errorf("write the timeline: %w", err)
 			}
 			printed[x.Seq] = true
@@ -297,20 +297,4 @@ func follow(ctx context.Context, sc *harness.Scenario, w io.Writer) error {
 			return nil
 		}
 	}
-}
-
-// liveLine renders an answered exchange as racekit run's traces render a
-// row (harness.Trace.Normalize), with the real resourceVersions instead of
-// symbols: a symbol's number would depend on calls not answered yet.
-// Columns have fixed widths, since the calls to come are unknown; a long
-// value pushes the rest of its line along.
-func liveLine(x *harness.Exchange) string {
-	r := harness.Row{Seq: x.Seq, Actor: x.Actor, Verb: x.Verb, Object: x.Object(), SentRV: x.SentRV,
-		Code: x.Code, Reason: x.Reason, ReasonUnknown: x.ReasonUnknown, GotRV: x.GotRV, Error: x.Err}
-	got := r.Got()
-	if x.Err != "" {
-		got = x.Err // a transport error got no answer, and nothing else
-	}
-	line := fmt.Sprintf("%4d %-10s %-6s %-28s %-10s -> %-16s %s", r.Seq, r.Actor, r.Verb, r.Object, r.Sent(), r.Status(), got)
-	return strings.TrimRight(line, " ") + "\n"
 }

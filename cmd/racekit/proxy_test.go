@@ -142,7 +142,7 @@ func TestLiveLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, liveLine(&tc.x), tc.want)
+			assert.Equal(t, tc.x.LiveLine(), tc.want)
 		})
 	}
 }

@@ -230,7 +230,7 @@ func traceJSON(results []harness.Result) (string, error) {
 	for _, r := range results {
 		s := scenarioJSON{Scenario: r.Name, Passed: r.Passed, Rows: r.Trace.Rows()}
 		if !r.Passed {
-			s.Failure, s.Failures = failure(r), r.Failures
+			s.Failure, s.Failures = r.FailureText(), r.Failures
 		}
 		out = append(out, s)
 	}
@@ -239,30 +239,6 @@ func traceJSON(results []harness.Result) (string, error) {
 		return "", fmt.Errorf("encode traces: %w", err)
 	}
 	return string(b) + "\n", nil
-}
-
-// failure renders what went wrong in a failed scenario, from its failures
-// as values: each as its FAIL line says it, the failing command with its
-// file:line, and why. A scenario whose failures racekit did not make (a
-// file testscript could not read, a command of testscript's own, such as
-// cmp) has its log from the first FAIL line on: the phases before it carry
-// timings, which would make the JSON differ between runs.
-func failure(r harness.Result) string {
-	if len(r.Failures) > 0 {
-		lines := make([]string, len(r.Failures))
-		for i, f := range r.Failures {
-			lines[i] = "FAIL: " + f.Text()
-			if f.File != "" {
-				lines[i] = fmt.Sprintf("FAIL: %s:%d: %s", f.File, f.Line, f.Text())
-			}
-		}
-		return strings.Join(lines, "\n")
-	}
-	log := r.Log
-	if i := strings.Index("\n"+log, "\nFAIL: "); i >= 0 {
-		log = log[i:]
-	}
-	return strings.TrimRight(log, "\n")
 }
 
 // selfOnPath puts this racekit's folder first on PATH, so that a scenario

@@ -150,7 +150,7 @@ func TestFailure(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, failure(tc.result), tc.want)
+			assert.Equal(t, tc.result.FailureText(), tc.want)
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // DefaultCacheTimeout bounds each wait for a controller's cache to catch up
@@ -235,9 +236,9 @@ func catchUp(sc *language.Scenario, cc *controllerCache) error {
 // own write would depend on goroutine timing.
 func syncAfterWrite(sc *language.Scenario, cc *controllerCache) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
+			req, call := hooks.Parsed("", req)
 			resp, err := next.RoundTrip(req)
-			call := hooks.ParseRequest("", req)
 			if err == nil && record.WriteVerbs[call.Verb] && cc.caches(call.Resource) && resp.StatusCode < 300 {
 				if err := catchUp(sc, cc); err != nil {
 					resp.Body.Close()

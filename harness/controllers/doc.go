@@ -2,7 +2,7 @@
 // time: reconcile, settle and result, a reconcile's crash (CrashReconcile,
 // which package running's crash command calls), the informer caches it
 // feeds and holds (HoldCache, ReleaseCache: the cached forms of hold and
-// release, which package running owns), and the referee's assertions over
+// release, which package views owns), and the referee's assertions over
 // each reconcile's span of the trace.
 //
 // Its contract:

@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -106,7 +105,3 @@ func SetCacheTimeout(sc *language.Scenario, d time.Duration) {
 	defer st.mu.Unlock()
 	st.cacheTimeout = d
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // feed is the path from the API server's watch streams to one cached
@@ -118,8 +119,8 @@ func (f *feed) saw(key record.Key, v record.Version) {
 
 // wrap is for rest.Config.Wrap: it gates the bodies of watch responses.
 func (f *feed) wrap(next http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		call := hooks.ParseRequest("", req)
+	return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
+		req, call := hooks.Parsed("", req)
 		resp, err := next.RoundTrip(req)
 		if err != nil || call.Verb != "watch" {
 			return resp, err

@@ -84,7 +84,8 @@ type guard struct {
 
 func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if b, ok := req.Context().Value(budgetKey{}).(*budget); ok {
-		c := hooks.ParseRequest("", req)
+		var c hooks.Call
+		req, c = hooks.Parsed("", req)
 		c.Namespace = ""
 		if !b.spend(c) {
 			return nil, errRunaway

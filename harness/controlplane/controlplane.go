@@ -1,6 +1,8 @@
 package controlplane
 
 import (
+	"time"
+
 	"context"
 	"errors"
 	"fmt"
@@ -123,6 +125,14 @@ func baseConfig() *rest.Config {
 	}
 }
 
+// processStart bounds how long etcd and kube-apiserver may take to start,
+// and to stop: each start ends as soon as the process is ready (envtest
+// asks its health endpoint), so the bound only decides when a start that
+// will never end is called failed. envtest's own, 20 s, was too short on a
+// loaded 2-core machine (kube-apiserver took longer under busy loops on
+// every core), and a test then failed by the machine's speed.
+const processStart = 5 * time.Minute
+
 // Start starts kube-apiserver and etcd from the binaries that
 // assets.Find locates, installs the CRDs WithCRDs gives, and returns once
 // the API server serves them. Call Stop when done; it also runs
@@ -153,8 +163,10 @@ func Start(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: dir,
 		ControlPlane: envtest.ControlPlane{
-			APIServer: &envtest.APIServer{CertDir: filepath.Join(root, "kube-apiserver"), Out: logs.Prefixed("kube-apiserver"), Err: logs.Prefixed("kube-apiserver")},
-			Etcd:      &envtest.Etcd{DataDir: filepath.Join(root, "etcd"), Out: logs.Prefixed("etcd"), Err: logs.Prefixed("etcd")},
+			APIServer: &envtest.APIServer{CertDir: filepath.Join(root, "kube-apiserver"), Out: logs.Prefixed("kube-apiserver"), Err: logs.Prefixed("kube-apiserver"),
+				StartTimeout: processStart, StopTimeout: processStart},
+			Etcd: &envtest.Etcd{DataDir: filepath.Join(root, "etcd"), Out: logs.Prefixed("etcd"), Err: logs.Prefixed("etcd"),
+				StartTimeout: processStart, StopTimeout: processStart},
 		},
 	}
 	configureAPIServer(env.ControlPlane.APIServer)

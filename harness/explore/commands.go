@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/racekit/racekit/harness/language"
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/racekit/racekit/harness/language"
 )
 
 // commandsWith returns explore's commands, whose explorations run with s.
@@ -55,7 +56,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.
 	opts := sc.Options()
-	opts.KeepGoing = false
+	opts.Extensions = stopping(opts.Extensions)
 	rep, err := Explore(sc.Context(), sc.ControlPlane(), opts, file, xo)
 	if err != nil {
 		return err
@@ -89,7 +90,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 // subtests an explore line runs, one per interleaving, so that
 // -run 'TestScenarios/NAME/MOMENT$' runs that interleaving alone, not the
 // whole exploration: each subtest's full name, t's name and its own,
-// matched as package testing matches it (explore_match.go). It returns nil
+// matched as package testing matches it (match.go). It returns nil
 // when t is not a go test test or neither flag is set.
 func momentsRun(t testscript.T) (func(string) bool, string) {
 	named, ok := t.(interface{ Name() string })

@@ -529,3 +529,24 @@ func TestHeadLines(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSeams checks the extensions explore adds to the runs it makes: an
+// interleaving tolerates the failed action of a hook armed at one of its
+// interferers' lines and no other, and an exploration's runs stop at their
+// first failure, whatever keeps the run of the explore line going, without
+// changing the extensions that run has.
+func TestRunSeams(t *testing.T) {
+	tol := interferers([]int{3, 4}).Tolerate
+	for armed, want := range map[string]bool{"x.txtar:3": true, "x.txtar:4": true, "x.txtar:5": false, "x.txtar:13": false} {
+		_, got := tol(nil, language.Failure{Kind: language.FailHookAction, Hook: &language.FailedHook{Armed: armed}})
+		assert.Equal(t, got, want, armed)
+	}
+	keep := &language.Extension{Name: "metamorphic", KeepGoing: true, ReadServer: true}
+	other := &language.Extension{Name: "views"}
+	in := []*language.Extension{other, keep}
+	out := stopping(in)
+	assert.Equal(t, len(out), 2)
+	assert.Assert(t, out[0] == other, "an extension that keeps nothing going was copied")
+	assert.Assert(t, !out[1].KeepGoing && out[1].ReadServer && out[1].Name == "metamorphic", "%+v", out[1])
+	assert.Assert(t, keep.KeepGoing && in[1] == keep, "stopping changed the explore line's own run")
+}

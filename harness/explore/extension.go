@@ -1,6 +1,7 @@
 package explore
 
 import (
+	"slices"
 	"strings"
 	"sync"
 
@@ -68,4 +69,35 @@ func hasExploreLine(script string) bool {
 		}
 	}
 	return false
+}
+
+// interferers returns the extension an interleaving's run adds: the
+// failed action of a hook armed on one of lines (the interferers', at 1)
+// is the interferer's own (a NotFound on a first reconcile), which the run
+// reports and goes on from, so that the invariants judge it; the failure
+// is kept, Tolerated, for judge and the report.
+func interferers(lines []int) *language.Extension {
+	return &language.Extension{
+		Name: "interferers",
+		Tolerate: func(_ *language.Scenario, f language.Failure) (string, bool) {
+			_, line := language.SplitPos(f.Hook.Armed)
+			return "an explore interferer's own action: the run goes on, and the invariants judge it", slices.Contains(lines, line)
+		},
+	}
+}
+
+// stopping returns exts with none that keeps a script going past an
+// assertion that fails (language.Extension.KeepGoing): each interleaving
+// stops at its first failure, whatever the run the explore line is in.
+func stopping(exts []*language.Extension) []*language.Extension {
+	out := make([]*language.Extension, len(exts))
+	for i, e := range exts {
+		if e.KeepGoing {
+			c := *e
+			c.KeepGoing = false
+			e = &c
+		}
+		out[i] = e
+	}
+	return out
 }

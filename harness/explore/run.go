@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ type Options struct {
 	// anywhere, run every run once between them (Merge joins them).
 	Shard struct{ I, N int }
 	// Select, if set, runs only the runs whose names it accepts, such as
-	// those go test -run names (cmd_explore.go); Selected says how, for
+	// those go test -run names (commands.go); Selected says how, for
 	// the report.
 	Select   func(name string) bool
 	Selected string
@@ -370,7 +371,8 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 	}
 	il.Script = e.script(heads, true)
 	opts.Done = nil
-	opts.Interferers = e.headLines(len(heads))
+	lines := e.headLines(len(heads))
+	opts.Extensions = append(slices.Clip(opts.Extensions), interferers(lines))
 	res := language.RunScript(ctx, cp, opts, dir, e.file, il.Script)
 	il.Log, il.Trace, il.Failures = res.Log, res.Trace, res.Failures
 	for _, x := range res.Trace.Own() {
@@ -378,6 +380,6 @@ func interleave(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 			il.Conflicts++
 		}
 	}
-	judge(&il, res.Passed, opts.Interferers, e.onTheirOwn)
+	judge(&il, res.Passed, lines, e.onTheirOwn)
 	return il
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // Actor is one client in a scenario: the controller, a named writer, or the
@@ -171,7 +172,7 @@ type ownCalls struct {
 // wrap is for rest.Config.Wrap. Like the recorder, it counts a call as
 // ended when its body has been read.
 func (o *ownCalls) wrap(next http.RoundTripper) http.RoundTripper {
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 		start := time.Now()
 		resp, err := next.RoundTrip(req)
 		if err == nil {
@@ -190,10 +191,6 @@ func (o *ownCalls) wrap(next http.RoundTripper) http.RoundTripper {
 		return resp, nil
 	})
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // OwnRoundTrips returns how many calls the harness itself made to the API
 // server for the scenario, outside the trace (its namespace, the reads

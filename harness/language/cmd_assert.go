@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/racekit/racekit/harness/record"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/racekit/racekit/harness/record"
 )
 
 // readsState says, in the summary of each assertion on an object's state,
@@ -69,7 +71,7 @@ func (sc *Scenario) wireCalls(actor, verb, object, count string) (Ref, int, reco
 	}
 	r, err := sc.Object(object)
 	if err != nil {
-		return Ref{}, 0, nil, nil, usageErr("%v", err)
+		return Ref{}, 0, nil, nil, UsageError("%v", err)
 	}
 	tr := sc.Trace()
 	return r, want, tr, tr.Calls(actor, verb, r.String()), nil
@@ -96,8 +98,9 @@ func runConflicts(sc *Scenario, inv Invocation) error {
 	if len(n.others) > 0 {
 		also = fmt.Sprintf(" (and %s, which is no conflict: only the reason Conflict says the object changed since it was read)", strings.Join(n.others, ", "))
 	}
-	return fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
-		want, actor, verb, r, n.conflicts, also, tr.Tail(20))
+	return Mismatched(countClaim(actor, verb, r.String(), "409 Conflicts"), strconv.Itoa(want), strconv.Itoa(n.conflicts),
+		fmt.Errorf("want %d 409 Conflict responses to %s %s %s on the wire, saw %d%s\n%s",
+			want, actor, verb, r, n.conflicts, also, tr.Tail(20)))
 }
 
 // conflictCount is what countConflicts found.
@@ -133,7 +136,7 @@ func runWire(sc *Scenario, inv Invocation) error {
 	actor, verb := inv.Args[0], inv.Args[1]
 	code, err := strconv.Atoi(inv.Args[3])
 	if err != nil || code < 100 || code > 599 {
-		return usageErr("bad status code %q", inv.Args[3])
+		return UsageError("bad status code %q", inv.Args[3])
 	}
 	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[4])
 	if err != nil {
@@ -146,8 +149,9 @@ func runWire(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
-			want, code, actor, verb, r, got, tr.Tail(20))
+		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"), strconv.Itoa(want), strconv.Itoa(got),
+			fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
+				want, code, actor, verb, r, got, tr.Tail(20)))
 	}
 	return nil
 }
@@ -156,7 +160,7 @@ func runWire(sc *Scenario, inv Invocation) error {
 func parseCount(s string) (int, error) {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
-		return 0, usageErr("bad count %q: want a whole number", s)
+		return 0, UsageError("bad count %q: want a whole number", s)
 	}
 	return n, nil
 }
@@ -164,9 +168,12 @@ func parseCount(s string) (int, error) {
 func runField(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	obj, err := sc.ReadRef(r)
+	if apierrors.IsNotFound(err) {
+		return Mismatched(r.String()+" "+inv.Args[1], inv.Args[2], NotFound, fmt.Errorf("read %s: %w", r, err))
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
 	}
@@ -180,7 +187,8 @@ func runField(sc *Scenario, inv Invocation) error {
 		got = Render(v)
 	}
 	if want := inv.Args[2]; got != want {
-		return fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20))
+		return Mismatched(r.String()+" "+inv.Args[1], want, got,
+			fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -201,24 +209,32 @@ func Render(v any) string {
 func runAnnotation(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	key, want, withValue := strings.Cut(inv.Args[1], "=")
+	claim := r.String() + " annotation " + key
 	obj, err := sc.ReadRef(r)
+	if apierrors.IsNotFound(err) && !inv.Neg {
+		return Mismatched(claim, inv.Args[1], NotFound, fmt.Errorf("read %s: %w", r, err))
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
 	}
 	got, present := obj.GetAnnotations()[key]
 	holds := present && (!withValue || got == want)
+	shown := "<absent>"
+	if present {
+		shown = key + "=" + got
+	}
 	switch {
 	case inv.Neg && holds:
-		return fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20))
+		return Mismatched(claim, "<absent>", shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
 	case !inv.Neg && !present && r.Subresource != "":
-		return fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !present:
-		return fmt.Errorf("%s: annotation %s is missing: the other writer's change was lost\n%s", r, key, sc.Trace().Tail(20))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: the other writer's change was lost\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !holds:
-		return fmt.Errorf("%s: annotation %s (-want +got)\n%s", r, key, cmp.Diff(want, got))
+		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s (-want +got)\n%s", r, key, cmp.Diff(want, got)))
 	}
 	return nil
 }
@@ -226,28 +242,31 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 func runFired(sc *Scenario, inv Invocation) error {
 	id, err := strconv.Atoi(inv.Args[0])
 	if err != nil {
-		return usageErr("bad hook number %q: hooks are numbered 1, 2, ... in the order they were armed", inv.Args[0])
+		return UsageError("bad hook number %q: hooks are numbered 1, 2, ... in the order they were armed", inv.Args[0])
 	}
 	want, err := strconv.Atoi(inv.Args[1])
 	if err != nil || want < 0 {
-		return usageErr("bad count %q", inv.Args[1])
+		return UsageError("bad count %q", inv.Args[1])
 	}
 	h, ok := sc.HookByID(id)
 	if !ok {
-		return usageErr("no hook %d has been armed", id)
+		return UsageError("no hook %d has been armed", id)
 	}
 	if got := sc.hooks.set.Fired(h.Armed); got != want {
-		return fmt.Errorf("hook %d (%s, armed at %s) fired %d times, want %d\n%s", id, h.Hook.String(), h.Pos, got, want, sc.Trace().Tail(20))
+		return Mismatched(fmt.Sprintf("hook %d fired", id), strconv.Itoa(want), strconv.Itoa(got), fmt.Errorf("hook %d (%s, armed at %s) fired %d times, want %d\n%s", id, h.Hook.String(), h.Pos, got, want, sc.Trace().Tail(20)))
 	}
 	return nil
 }
 
-// runTrace prints the trace; in a run CheckNoise gave noise, without the
-// noise's calls, which a golden trace of the scenario must not see.
+// runTrace prints the trace, as the extensions show it
+// (Extension.ShowTrace): in a run that added calls of its own, without
+// them, which a golden trace of the scenario must not see.
 func runTrace(sc *Scenario, inv Invocation) error {
 	tr := sc.Trace()
-	if f := sc.run.opts.TraceFilter; f != nil {
-		tr = f(tr)
+	for _, e := range sc.run.opts.Extensions {
+		if e.ShowTrace != nil {
+			tr = e.ShowTrace(tr)
+		}
 	}
 	_, err := fmt.Fprint(inv.Stdout, tr.Normalize())
 	return err
@@ -261,11 +280,11 @@ var conditionStatuses = []string{"True", "False", "Unknown"}
 func runCondition(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	typ, status := inv.Args[1], inv.Args[2]
 	if !contains(conditionStatuses, status) {
-		return usageErr("bad status %q%s: a condition's status is True, False or Unknown", status, suggest(status, conditionStatuses))
+		return UsageError("bad status %q%s: a condition's status is True, False or Unknown", status, suggest(status, conditionStatuses))
 	}
 	obj, err := sc.ReadRef(r)
 	if err != nil {
@@ -292,7 +311,8 @@ func runCondition(sc *Scenario, inv Invocation) error {
 		want = append(want, inv.Args[3])
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		return fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20))
+		return Mismatched(r.String()+" condition "+typ, strings.Join(want, " "), strings.Join(got, " "),
+			fmt.Errorf("%s condition (-want +got)\n%s\n%s", r, diff, sc.Trace().Tail(20)))
 	}
 	return nil
 }
@@ -300,11 +320,11 @@ func runCondition(sc *Scenario, inv Invocation) error {
 func runOwnedBy(sc *Scenario, inv Invocation) error {
 	r, err := sc.Object(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	o, err := sc.Object(inv.Args[1])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	obj, err := sc.ReadRef(r)
 	if err != nil {
@@ -324,7 +344,8 @@ func runOwnedBy(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if got != want {
-		return fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20))
+		return Mismatched(r.String()+" controlling owner", want, got,
+			fmt.Errorf("%s controlling owner (-want +got)\n%s\n%s", r, cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }

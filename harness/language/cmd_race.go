@@ -34,7 +34,7 @@ func runOn(sc *Scenario, inv Invocation) error {
 		}
 	}
 	if colon < 0 {
-		return usageErr("missing \":\" between the trigger and the action")
+		return UsageError("missing \":\" between the trigger and the action")
 	}
 	left := append([]string(nil), inv.Args[:colon+1]...)
 	left[colon] = strings.TrimSuffix(left[colon], ":")
@@ -51,21 +51,21 @@ func runOn(sc *Scenario, inv Invocation) error {
 		action = action[1:]
 	}
 	if len(action) == 0 {
-		return usageErr("missing action after \":\"")
+		return UsageError("missing action after \":\"")
 	}
 	cmd, ok := sc.run.cmds[action[0]]
 	if !ok {
-		return usageErr("unknown action command %q%s", action[0], suggest(action[0], sc.hookableNames()))
+		return UsageError("unknown action command %q%s", action[0], suggest(action[0], sc.hookableNames()))
 	}
 	if !cmd.Hookable {
-		return usageErr("%s cannot run as a hook action; these can: %s", cmd.Name, strings.Join(sc.hookableNames(), ", "))
+		return UsageError("%s cannot run as a hook action; these can: %s", cmd.Name, strings.Join(sc.hookableNames(), ", "))
 	}
 	args := action[1:]
 	if n := len(args); n < cmd.MinArgs || (cmd.MaxArgs >= 0 && n > cmd.MaxArgs) {
-		return usageErr("action has the wrong number of arguments (%d); %s", n, cmd.Usage())
+		return UsageError("action has the wrong number of arguments (%d); %s", n, cmd.Usage())
 	}
 	if neg && cmd.Negation == NoNegation {
-		return usageErr("action %s does not take \"!\"", cmd.Name)
+		return UsageError("action %s does not take \"!\"", cmd.Name)
 	}
 	if cmd.Name == "do" {
 		if err := CheckDo(sc.run.cmds, args, true); err != nil {
@@ -106,7 +106,7 @@ func (sc *Scenario) hookableNames() []string {
 func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 	var t Trigger
 	if len(args) < 4 || len(args) > 5 {
-		return t, usageErr("the trigger is POINT ACTOR VERB RESOURCE[/NAME] [Nth|every], got %q", strings.Join(args, " "))
+		return t, UsageError("the trigger is POINT ACTOR VERB RESOURCE[/NAME] [Nth|every], got %q", strings.Join(args, " "))
 	}
 	var names []string
 	for _, p := range hooks.Points() {
@@ -114,7 +114,7 @@ func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 	}
 	p, ok := hooks.LookupPoint(args[0])
 	if !ok {
-		return t, usageErr("unknown hook point %q%s; hook points are %s", args[0], suggest(args[0], names), strings.Join(names, ", "))
+		return t, UsageError("unknown hook point %q%s; hook points are %s", args[0], suggest(args[0], names), strings.Join(names, ", "))
 	}
 	t.Point = p
 	// A scenario's hooks, awaits and counts are about its own namespace:
@@ -123,13 +123,13 @@ func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 	t.Match.Namespace = sc.Namespace
 	if args[1] != "*" {
 		if !actorName.MatchString(args[1]) {
-			return t, usageErr("bad actor name %q", args[1])
+			return t, UsageError("bad actor name %q", args[1])
 		}
 		t.Match.Actor = args[1]
 	}
 	if args[2] != "*" {
 		if !contains(hooks.Verbs, args[2]) {
-			return t, usageErr("unknown verb %q%s; verbs are %s", args[2], verbHint(args[2], hooks.Verbs), strings.Join(hooks.Verbs, ", "))
+			return t, UsageError("unknown verb %q%s; verbs are %s", args[2], verbHint(args[2], hooks.Verbs), strings.Join(hooks.Verbs, ", "))
 		}
 		t.Match.Verb = args[2]
 	}
@@ -143,7 +143,7 @@ func (sc *Scenario) ParseTrigger(args []string) (Trigger, error) {
 	default:
 		gvr, _, err := sc.cp.Resource(parts[0])
 		if err != nil {
-			return t, usageErr("%v", err)
+			return t, UsageError("%v", err)
 		}
 		t.Match.Resource = gvr.Resource
 	}
@@ -173,7 +173,7 @@ func parseOccurrence(s string) (int, error) {
 	digits := strings.TrimRight(s, "stndrh")
 	n, err := strconv.Atoi(digits)
 	if err != nil || n < 1 || s != hooks.Ordinal(n) {
-		return 0, usageErr("bad occurrence %q: want 1st, 2nd, 3rd, 4th, ... or every", s)
+		return 0, UsageError("bad occurrence %q: want 1st, 2nd, 3rd, 4th, ... or every", s)
 	}
 	return n, nil
 }
@@ -190,9 +190,9 @@ func asActor(args []string) (string, error) {
 	case len(args) == 2 && args[0] == "as" && actorName.MatchString(args[1]):
 		return args[1], nil
 	case len(args) == 2 && args[0] == "as":
-		return "", usageErr("bad actor name %q: want a lower-case name such as controller-b", args[1])
+		return "", UsageError("bad actor name %q: want a lower-case name such as controller-b", args[1])
 	}
-	return "", usageErr("unexpected %q: the optional end is as ACTOR", strings.Join(args, " "))
+	return "", UsageError("unexpected %q: the optional end is as ACTOR", strings.Join(args, " "))
 }
 
 func contains(list []string, s string) bool {

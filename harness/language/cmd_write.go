@@ -127,7 +127,7 @@ func runGet(sc *Scenario, inv Invocation) error {
 func runUpdate(sc *Scenario, inv Invocation) error {
 	a, err := sc.Actor(inv.Args[0])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	sc.snapshots.mu.Lock()
 	snap, ok := sc.snapshots.m[inv.Args[1]]
@@ -148,7 +148,7 @@ func runUpdate(sc *Scenario, inv Invocation) error {
 func runAnnotate(sc *Scenario, inv Invocation) error {
 	key, value, ok := strings.Cut(inv.Args[2], "=")
 	if !ok || key == "" {
-		return usageErr("bad annotation %q: want KEY=VALUE", inv.Args[2])
+		return UsageError("bad annotation %q: want KEY=VALUE", inv.Args[2])
 	}
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{key: value}}})
 	return sc.Patch(inv.Args[0], inv.Args[1], types.MergePatchType, body)
@@ -157,7 +157,7 @@ func runAnnotate(sc *Scenario, inv Invocation) error {
 func runScale(sc *Scenario, inv Invocation) error {
 	n, err := strconv.ParseInt(inv.Args[2], 10, 32)
 	if err != nil {
-		return usageErr("bad replica count %q: want a whole number", inv.Args[2])
+		return UsageError("bad replica count %q: want a whole number", inv.Args[2])
 	}
 	body, _ := json.Marshal(map[string]any{"spec": map[string]any{"replicas": n}})
 	return sc.Patch(inv.Args[0], inv.Args[1], types.MergePatchType, body)
@@ -172,10 +172,10 @@ var patchTypes = map[string]types.PatchType{
 func runPatch(sc *Scenario, inv Invocation) error {
 	pt, ok := patchTypes[inv.Args[2]]
 	if !ok {
-		return usageErr("bad patch type %q: want merge, strategic or json%s", inv.Args[2], suggest(inv.Args[2], []string{"merge", "strategic", "json"}))
+		return UsageError("bad patch type %q: want merge, strategic or json%s", inv.Args[2], suggest(inv.Args[2], []string{"merge", "strategic", "json"}))
 	}
 	if !json.Valid([]byte(inv.Args[3])) {
-		return usageErr("patch body is not valid JSON: %s", inv.Args[3])
+		return UsageError("patch body is not valid JSON: %s", inv.Args[3])
 	}
 	return sc.Patch(inv.Args[0], inv.Args[1], pt, []byte(inv.Args[3]))
 }
@@ -194,11 +194,11 @@ func (sc *Scenario) patch(actor, object string, pt types.PatchType, body []byte)
 func (sc *Scenario) actorAndObject(actor, object string) (*Actor, Ref, error) {
 	a, err := sc.Actor(actor)
 	if err != nil {
-		return nil, Ref{}, usageErr("%v", err)
+		return nil, Ref{}, UsageError("%v", err)
 	}
 	r, err := sc.Object(object)
 	if err != nil {
-		return nil, Ref{}, usageErr("%v", err)
+		return nil, Ref{}, UsageError("%v", err)
 	}
 	return a, r, nil
 }

@@ -90,32 +90,33 @@ func Sorted(cmds map[string]*Command) []*Command {
 	return out
 }
 
-// ErrUsage marks an argument error, so that the message carries the usage
-// line: errors.Is(err, ErrUsage) tells a bad line from a command that
-// failed.
-var ErrUsage = errors.New("usage")
-
 // ErrUnavailable marks a command that could not have what the run needs
 // from outside it, such as a fixed port another racekit process held past
 // the wait: no claim was made, and explore counts such a run n/a, never a
 // finding.
 var ErrUnavailable = errors.New("unavailable")
 
-// usageError is an argument error with the command's usage line added: it
-// still reads as ErrUsage to errors.Is, so that try can tell a bad line
-// from a command that failed.
-type usageError string
+// Usage is an error in a line's own arguments: a bad line, not a claim
+// that does not hold nor a call that failed. Command.Call adds the
+// command's usage line to its message; the failure says so (Failure.Usage),
+// try does not go on after it, and a failing twin must not fail on one.
+// UsageError makes one; errors.AsType[*Usage] tells one, wrapped or not.
+type Usage struct{ text string }
 
-func (e usageError) Error() string        { return string(e) }
-func (e usageError) Is(target error) bool { return target == ErrUsage }
+func (u *Usage) Error() string { return u.text }
 
-func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrUsage, fmt.Sprintf(format, args...))
+// UsageError returns a Usage error about a command's arguments, for a
+// Command's Run: "usage: " and the message, to which the failure adds the
+// command's usage line.
+func UsageError(format string, args ...any) error {
+	return &Usage{text: "usage: " + fmt.Sprintf(format, args...)}
 }
 
-// UsageError returns an error about a command's arguments, for a
-// Command's Run: the failure message adds the command's usage line.
-func UsageError(format string, args ...any) error { return usageErr(format, args...) }
+// isUsage reports whether err is, or wraps, a Usage error.
+func isUsage(err error) bool {
+	_, ok := errors.AsType[*Usage](err)
+	return ok
+}
 
 // groups are the groups a command may belong to, in help's order.
 var groups = []string{"setup", "write", "race", "run", "assert"}
@@ -151,15 +152,15 @@ func (c *Command) Call(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("%s does not take \"!\"; %s", c.Name, c.Usage())
 	}
 	if n := len(inv.Args); n < c.MinArgs || (c.MaxArgs >= 0 && n > c.MaxArgs) {
-		return usageError(fmt.Sprintf("wrong number of arguments (%d); %s", n, c.Usage()))
+		return &Usage{text: fmt.Sprintf("wrong number of arguments (%d); %s", n, c.Usage())}
 	}
 	neg := inv.Neg
 	if c.Negation == NegAPIError {
 		inv.Neg = false
 	}
 	err := c.Run(sc, inv)
-	if errors.Is(err, ErrUsage) {
-		return usageError(fmt.Sprintf("%s; %s", strings.TrimPrefix(err.Error(), "usage: "), c.Usage()))
+	if isUsage(err) {
+		return &Usage{text: fmt.Sprintf("%s; %s", strings.TrimPrefix(err.Error(), "usage: "), c.Usage())}
 	}
 	if !neg || c.Negation != NegAPIError {
 		return err
@@ -230,13 +231,13 @@ func ParseOptions(args []string, allowed []string) (map[string]string, error) {
 	for _, arg := range args {
 		k, v, ok := strings.Cut(arg, "=")
 		if !ok {
-			return nil, usageErr("bad option %q: want KEY=VALUE, with KEY one of %s", arg, strings.Join(allowed, ", "))
+			return nil, UsageError("bad option %q: want KEY=VALUE, with KEY one of %s", arg, strings.Join(allowed, ", "))
 		}
 		if !slices.Contains(allowed, k) {
-			return nil, usageErr("unknown option %q%s; options are %s", k, suggest(k, allowed), strings.Join(allowed, ", "))
+			return nil, UsageError("unknown option %q%s; options are %s", k, suggest(k, allowed), strings.Join(allowed, ", "))
 		}
 		if _, dup := opts[k]; dup {
-			return nil, usageErr("option %s given twice", k)
+			return nil, UsageError("option %s given twice", k)
 		}
 		opts[k] = v
 	}
@@ -251,7 +252,7 @@ func DurationOption(opts map[string]string, key string, def time.Duration) (time
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, usageErr("bad %s=%s: want a positive duration such as 5s", key, v)
+		return 0, UsageError("bad %s=%s: want a positive duration such as 5s", key, v)
 	}
 	return d, nil
 }

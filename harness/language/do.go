@@ -41,7 +41,7 @@ func DoParts(args []string) ([][]string, error) {
 			case i == len(args):
 				where = "after the last ;"
 			}
-			return nil, usageErr("command %d of do is empty (nothing %s): want COMMAND ARGS... ; COMMAND ARGS..., a command before, between and after the ; words", len(parts)+1, where)
+			return nil, UsageError("command %d of do is empty (nothing %s): want COMMAND ARGS... ; COMMAND ARGS..., a command before, between and after the ; words", len(parts)+1, where)
 		}
 		parts = append(parts, args[start:i])
 		start = i + 1
@@ -72,7 +72,7 @@ func doPart(cmds map[string]*Command, n int, words []string, asHook bool) (*Comm
 	name := words[0]
 	if name == "!" {
 		if len(words) == 1 {
-			return nil, usageErr("command %d of do is a lone \"!\"", n)
+			return nil, UsageError("command %d of do is a lone \"!\"", n)
 		}
 		name = words[1]
 	}
@@ -84,17 +84,17 @@ func doPart(cmds map[string]*Command, n int, words []string, asHook bool) (*Comm
 				names = append(names, c.Name)
 			}
 		}
-		return nil, usageErr("command %d of do: unknown command %q%s", n, name, suggest(name, names))
+		return nil, UsageError("command %d of do: unknown command %q%s", n, name, suggest(name, names))
 	}
 	switch {
 	case c.Group == "assert":
-		return nil, usageErr("command %d of do: %s is an assertion: assertions go on lines of their own, after the workload (under the with lines, for explore)", n, name)
+		return nil, UsageError("command %d of do: %s is an assertion: assertions go on lines of their own, after the workload (under the with lines, for explore)", n, name)
 	case name == "on":
-		return nil, usageErr("command %d of do: on arms a hook on a line of its own (its action may be a do)", n)
+		return nil, UsageError("command %d of do: on arms a hook on a line of its own (its action may be a do)", n)
 	case slices.Contains([]string{"explore", "with", "do"}, name):
-		return nil, usageErr("command %d of do: %s cannot be part of do", n, name)
+		return nil, UsageError("command %d of do: %s cannot be part of do", n, name)
 	case asHook && !c.Hookable:
-		return nil, usageErr("command %d of do: %s cannot run as a hook action, so neither can this do; these can: %s", n, name, strings.Join(Hookable(cmds), ", "))
+		return nil, UsageError("command %d of do: %s cannot run as a hook action, so neither can this do; these can: %s", n, name, strings.Join(Hookable(cmds), ", "))
 	}
 	return c, nil
 }

@@ -30,7 +30,7 @@ func TestDoParts(t *testing.T) {
 			got, err := DoParts(strings.Fields(tc.args))
 			if tc.err != "" {
 				assert.ErrorContains(t, err, tc.err)
-				assert.ErrorIs(t, err, ErrUsage)
+				assert.Assert(t, isUsage(err), "%v is no usage error", err)
 				return
 			}
 			assert.NilError(t, err)

@@ -13,7 +13,12 @@
 //     refuses a name given twice.
 //   - An Extension adds commands and acts at the seams of a scenario's
 //     life: when it starts, after each hook action, before each line, and
-//     when it ends.
+//     when it ends. A layer that runs a script to judge it (an
+//     exploration, a check of the checks) adds one that changes the run's
+//     course: which failed hook actions the run goes on from (Tolerate),
+//     whether it goes on past an assertion that fails (KeepGoing), whether
+//     every read is a GET (ReadServer), and what the trace command shows
+//     (ShowTrace). The language has no option of its own for either.
 //   - Results are data: each failure is a Failure, made once where it
 //     happens and rendered by whoever shows it; each line's outcome is a
 //     Verdict. No one reads them back from the log.

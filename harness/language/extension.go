@@ -1,12 +1,18 @@
 package language
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/racekit/racekit/harness/record"
+)
 
 // Extension is a layer above the language that plugs into every scenario:
-// the commands it adds, and what it does at the seams of a scenario's life.
-// The controllers, the controllers that run on their own, the API-semantics
-// commands and explore are extensions; the language knows none of them.
-// Every function may be nil.
+// the commands it adds, what it does at the seams of a scenario's life,
+// and how a run that judges the script (a check of the checks, an
+// exploration) changes the script's course. The controllers, the
+// controllers that run on their own, the API-semantics commands and
+// explore are extensions; the language knows none of them. Every function
+// may be nil.
 type Extension struct {
 	// Name names the extension in messages.
 	Name string
@@ -41,6 +47,26 @@ type Extension struct {
 	// fired): it stops what still runs, and returns what to log and what
 	// went wrong, as failures.
 	End func(sc *Scenario) (logs []string, failures []Failure)
+
+	// Tolerate is asked about each hook action that failed: it reports
+	// whether the run goes on from the failure, and why, for the log. A
+	// failure an extension tolerates is kept among the scenario's
+	// failures, marked Tolerated, but is no verdict and fails nothing: an
+	// interferer's own action that fails (a NotFound on a first reconcile)
+	// changed nothing, and the invariants still judge the run.
+	Tolerate func(sc *Scenario, f Failure) (why string, ok bool)
+	// KeepGoing, when set, lets the script go on past an assertion that
+	// does not hold: its failure is one verdict among the script's, for a
+	// run whose every verdict counts. A line whose own arguments are wrong
+	// (Usage) stops the script all the same.
+	KeepGoing bool
+	// ReadServer, when set, makes every read of an object's state a GET,
+	// never the trace's last answer about it.
+	ReadServer bool
+	// ShowTrace returns what the trace command prints of the trace: a run
+	// that adds calls of its own leaves them out, so that a golden trace
+	// of the scenario does not see them.
+	ShowTrace func(record.Trace) record.Trace
 }
 
 // Key is the key of one extension's state in a scenario: each extension

@@ -3,7 +3,6 @@ package language
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -54,6 +53,13 @@ type Failure struct {
 	// Message is what went wrong; it may span lines (a diff, the trace's
 	// tail).
 	Message string
+	// Claim, Want and Got are, for an assertion whose claim does not
+	// hold (Mismatch), what it is about, what it wanted and what it saw,
+	// as the scenario writes values: "statefulsets/r-server spec.replicas",
+	// "3", "2". They are empty for any other failure.
+	Claim string `json:",omitempty"`
+	Want  string `json:",omitempty"`
+	Got   string `json:",omitempty"`
 	// Findings are the rules the failure names broken, once per object
 	// and rule, as the command's error carried them (NamingRules); Rules
 	// renders each as the message does after "rule broken: ".
@@ -61,16 +67,16 @@ type Failure struct {
 	Rules    []string          `json:",omitempty"`
 	// Hook is the hook of a hook-action or unfired failure.
 	Hook *FailedHook `json:",omitempty"`
-	// Usage is set when the line's own arguments were wrong (ErrUsage),
+	// Usage is set when the line's own arguments were wrong (a Usage error),
 	// not a claim or a call: a failing twin must fail on a claim.
 	Usage bool `json:",omitempty"`
 	// Unavailable is set when the line could not have what the run needs
 	// from outside it (ErrUnavailable): a fixed port another process held
 	// past the wait. The run could not start as the scenario says.
 	Unavailable bool `json:",omitempty"`
-	// Tolerated is set on an explore interferer's action that failed:
-	// the run reports it and goes on, so that the invariants still judge
-	// the run (Options.Interferers).
+	// Tolerated is set on a hook's action that failed and that an
+	// extension let the run go on from (Extension.Tolerate): the run
+	// reports it and goes on, and no verdict counts it.
 	Tolerated bool `json:",omitempty"`
 }
 
@@ -132,7 +138,7 @@ func (f Failure) Summary() string {
 }
 
 // record keeps fs among the scenario's failures, for Result.Failures, and
-// among its verdicts, but for an explore interferer's (Tolerated).
+// among its verdicts, but for those an extension tolerated (Tolerated).
 func (sc *Scenario) record(fs ...Failure) {
 	sc.run.mu.Lock()
 	defer sc.run.mu.Unlock()
@@ -164,28 +170,32 @@ func SplitPos(pos string) (string, int) {
 	return pos[:i], n
 }
 
-// tolerate reports whether f is the failed action of an explore
-// interferer, which the run reports, through log, and goes on from
-// (Options.Interferers); it keeps f, marked Tolerated, among the
-// scenario's failures.
+// tolerate reports whether an extension lets the run go on from f, a
+// hook's action that failed (Extension.Tolerate): the run reports it,
+// through log, with the extension's reason, and keeps f, marked
+// Tolerated, among the scenario's failures.
 func (sc *Scenario) tolerate(f Failure, log func(string)) bool {
 	if f.Kind != FailHookAction || f.Hook == nil {
 		return false
 	}
-	_, line := SplitPos(f.Hook.Armed)
-	if !slices.Contains(sc.run.opts.Interferers, line) {
-		return false
+	for _, e := range sc.run.opts.Extensions {
+		if e.Tolerate == nil {
+			continue
+		}
+		if why, ok := e.Tolerate(sc, f); ok {
+			f.Tolerated = true
+			sc.record(f)
+			log(f.Text() + " (" + why + ")")
+			return true
+		}
 	}
-	f.Tolerated = true
-	sc.record(f)
-	log(f.Text() + " (an explore interferer's own action: the run goes on, and the invariants judge it)")
-	return true
+	return false
 }
 
 // endFailures returns what went wrong that the end of the script finds:
 // ended, what the extensions' End found (a controller that would not
-// halt); the hook actions not reported yet, but for the interferers'
-// (tolerate, through log); and the hooks that never fired. It keeps them
+// halt); the hook actions not reported yet, but for those an extension
+// tolerates (tolerate, through log); and the hooks that never fired. It keeps them
 // among the scenario's failures.
 func (sc *Scenario) endFailures(ended []Failure, log func(...any)) []Failure {
 	fs := append([]Failure(nil), ended...)
@@ -200,5 +210,5 @@ func (sc *Scenario) endFailures(ended []Failure, log func(...any)) []Failure {
 }
 
 // goesOn ends the FAIL line of an assertion after which the script goes
-// on (Options.KeepGoing).
+// on (Extension.KeepGoing).
 const goesOn = " (an assertion: the script goes on)"

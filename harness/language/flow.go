@@ -39,9 +39,9 @@ func (sc *Scenario) Workload(by, name string) (*Command, error) {
 	cmd, ok := sc.run.cmds[name]
 	switch {
 	case !ok:
-		return nil, usageErr("unknown command %q%s", name, suggest(name, sc.CommandNames()))
+		return nil, UsageError("unknown command %q%s", name, suggest(name, sc.CommandNames()))
 	case cmd.Group == "assert" || cmd.Group == "run" && by != "try" || slices.Contains([]string{"try", "repeat", "explore", "with"}, cmd.Name):
-		return nil, usageErr("%s runs a workload or a writer, not %s", by, cmd.Name)
+		return nil, UsageError("%s runs a workload or a writer, not %s", by, cmd.Name)
 	}
 	return cmd, nil
 }
@@ -52,10 +52,10 @@ func runTry(sc *Scenario, inv Invocation) error {
 	case err != nil:
 		return err
 	case inv.InHook && !cmd.Hookable:
-		return usageErr("%s cannot run as a hook action, tried or not", cmd.Name)
+		return UsageError("%s cannot run as a hook action, tried or not", cmd.Name)
 	}
 	err = cmd.Call(sc, Invocation{Args: inv.Args[1:], Stdout: inv.Stdout, Pos: inv.Pos, InHook: inv.InHook, Ctx: inv.Ctx, Setenv: inv.Setenv, Defer: inv.Defer})
-	if errors.Is(err, ErrUsage) {
+	if isUsage(err) {
 		return err
 	}
 	var tried Tried
@@ -71,7 +71,7 @@ func runTry(sc *Scenario, inv Invocation) error {
 func runRepeat(sc *Scenario, inv Invocation) error {
 	n, err := strconv.Atoi(inv.Args[0])
 	if err != nil || n < 1 || n > 100 {
-		return usageErr("bad count %q: want a whole number from 1 to 100", inv.Args[0])
+		return UsageError("bad count %q: want a whole number from 1 to 100", inv.Args[0])
 	}
 	cmd, err := sc.Workload("repeat", inv.Args[1])
 	if err != nil {

@@ -103,7 +103,8 @@ func (sc *Scenario) Read(object string) (*unstructured.Unstructured, error) {
 // (after a 409, a delete, a dry run, or a write to its collection such as
 // a deletecollection) it sends a GET as the harness itself. With
 // Options.VerifyReads, every answer taken from the trace is checked against
-// a GET; with Options.ReadServer, every read is a GET.
+// a GET; when an extension says so (Extension.ReadServer), every read is a
+// GET.
 //
 // A subresource is always read with a GET of that subresource: the trace
 // knows objects, not subresources, and a subresource may be an object of
@@ -117,7 +118,7 @@ func (sc *Scenario) ReadRef(r Ref) (*unstructured.Unstructured, error) {
 		key.Namespace = sc.Namespace
 	}
 	obj, ok := sc.rec.LastKnown(key)
-	if !ok || sc.run.opts.ReadServer {
+	if !ok || sc.readsServer() {
 		return sc.get(r)
 	}
 	if sc.run.opts.VerifyReads {
@@ -126,6 +127,12 @@ func (sc *Scenario) ReadRef(r Ref) (*unstructured.Unstructured, error) {
 		}
 	}
 	return obj, nil
+}
+
+// readsServer reports whether an extension makes every read of an
+// object's state a GET (Extension.ReadServer).
+func (sc *Scenario) readsServer() bool {
+	return slices.ContainsFunc(sc.run.opts.Extensions, func(e *Extension) bool { return e.ReadServer })
 }
 
 // get GETs r, or its subresource, as the harness itself.
@@ -227,7 +234,7 @@ func (sc *Scenario) WireObject(arg string) (string, error) {
 	}
 	r, err := sc.Object(arg)
 	if err != nil {
-		return "", usageErr("%v", err)
+		return "", UsageError("%v", err)
 	}
 	return r.String(), nil
 }

@@ -10,9 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/record"
-	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // Result is the outcome of one scenario run outside go test.
@@ -62,6 +63,7 @@ func runFiles(ctx context.Context, cp *controlplane.ControlPlane, opts Options) 
 	traces := map[string]record.Trace{}
 	failures := map[string][]Failure{}
 	verdicts := map[string][]Verdict{}
+	lines := map[string]*scriptLines{}
 	var mu sync.Mutex
 	done := opts.Done
 	opts.Done = func(sc *Scenario) {
@@ -69,6 +71,7 @@ func runFiles(ctx context.Context, cp *controlplane.ControlPlane, opts Options) 
 		traces[sc.Name] = sc.Trace()
 		failures[sc.Name] = sc.Failures()
 		verdicts[sc.Name] = sc.Verdicts()
+		lines[sc.Name] = sc.run.lines
 		mu.Unlock()
 		if done != nil {
 			done(sc)
@@ -81,6 +84,7 @@ func runFiles(ctx context.Context, cp *controlplane.ControlPlane, opts Options) 
 		results[i].Trace = traces[results[i].Name]
 		results[i].Failures = failures[results[i].Name]
 		results[i].Verdicts = verdicts[results[i].Name]
+		stoppedAt(results[i].Verdicts, lines[results[i].Name], results[i].Log)
 	}
 	if top.failed && len(results) == 0 {
 		results = append(results, Result{Name: "scenarios", Log: top.log.String()})

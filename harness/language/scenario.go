@@ -51,7 +51,7 @@ type Scenario struct {
 	// reader is the scenario as a reader of old revisions.
 	reader *controlplane.Reader
 	// run is what the script's run holds: its options, its test, its
-	// outcome so far, and the extensions' state (run.go).
+	// outcome so far, and the extensions' state (below).
 	run *run
 }
 
@@ -213,8 +213,10 @@ type run struct {
 	// ones, the extensions' and the options' own.
 	cmds map[string]*Command
 	t    testscript.T
-	// script is the script's text, without its archive's files.
+	// script is the script's text, without its archive's files, and
+	// lines the table of its lines (lines.go).
 	script string
+	lines  *scriptLines
 
 	mu sync.Mutex
 	// started and ended bound its wall time; failed is set when it ends,

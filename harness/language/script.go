@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/racekit/racekit/harness/controlplane"
-	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/harness/referee"
 )
 
@@ -38,8 +38,8 @@ type Options struct {
 	// GET, and fail if they differ. It is for racekit's own tests.
 	VerifyReads bool
 	// WaitTimeout bounds the waits of commands that wait for what runs on
-	// its own (await, idle) unless a line says within=D; zero means their
-	// default.
+	// its own (await, idle, ended, and spawn's wait for a fixed port)
+	// unless a line says within=D; zero means their default.
 	WaitTimeout time.Duration
 	// Extensions are the layers above the language that plug into every
 	// scenario (Extension), in the order their seams run.
@@ -47,20 +47,6 @@ type Options struct {
 	// Commands are scenario commands beside the built-in and the
 	// extensions' ones: the assertions of a controller's own domain.
 	Commands []*Command
-
-	// Interferers are the lines of an explore run's script whose hooks
-	// are the exploration's interferers: an interferer whose own action
-	// fails (a NotFound on a first reconcile) is reported, but the run goes
-	// on, so that the invariants judge it.
-	Interferers []int
-	// KeepGoing, ReadServer and TraceFilter make the runs a metamorphic
-	// check compares: an assertion that fails does not stop the script;
-	// every read of an object's state is a GET; the trace command prints
-	// what TraceFilter leaves of the trace (the script's own calls, not the
-	// noise the check added).
-	KeepGoing   bool
-	ReadServer  bool
-	TraceFilter func(record.Trace) record.Trace
 }
 
 // Check reports a command that cannot be used: a name given twice, a
@@ -85,6 +71,7 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 	// with the output of racekit run and go test.
 	ctx = klog.NewContext(ctx, logr.Discard())
 	all, tableErr := Table(opts.Extensions, opts.Commands)
+	files := scriptNames(opts.Dir, opts.Files)
 	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
 	for name, c := range all {
 		cmds[name] = adapt(c)
@@ -99,11 +86,20 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 			if tableErr != nil {
 				return tableErr
 			}
-			sc, err := NewScenario(ctx, cp, scriptField(env, "name"), env.WorkDir)
+			name := workName(env.WorkDir)
+			file, ok := files[name]
+			if !ok {
+				return fmt.Errorf("racekit cannot tell which file testscript runs in %s: it gave testscript %s", env.WorkDir, strings.Join(slices.Sorted(maps.Values(files)), ", "))
+			}
+			script, lines, err := readScript(file, func(name string) bool { return all[name] != nil })
 			if err != nil {
 				return err
 			}
-			sc.run.opts, sc.run.cmds, sc.run.script = opts, all, scriptComment(env)
+			sc, err := NewScenario(ctx, cp, name, env.WorkDir)
+			if err != nil {
+				return err
+			}
+			sc.run.opts, sc.run.cmds, sc.run.script, sc.run.lines = opts, all, script, lines
 			sc.hooks.set.Timeout = opts.HookTimeout
 			if sc.hooks.set.Timeout == 0 {
 				sc.hooks.set.Timeout = DefaultHookTimeout
@@ -133,7 +129,7 @@ func (sc *Scenario) end(env *testscript.Env, t testscript.T) {
 	sc.run.mu.Lock()
 	sc.run.ended = time.Now()
 	sc.run.mu.Unlock()
-	sc.stoppedOutside(env, t)
+	sc.stoppedOutside(t)
 	defer sc.Close()
 	var ended []Failure
 	exts := sc.run.opts.Extensions
@@ -174,18 +170,25 @@ func (sc *Scenario) Script() string { return sc.run.script }
 func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
 		sc := ts.Value(scenarioKey{}).(*Scenario)
+		line := sc.run.lines.next(c.Name, neg, args, ts.Getenv)
+		if line == 0 || ts.Name() != sc.Name {
+			ts.Fatalf("racekit cannot tell which line of %s (%s, as testscript names it) runs %s: a bug of racekit's, or a testscript that reads scripts otherwise (TestScriptLines)", sc.run.lines.file, ts.Name(), strings.Join(append([]string{c.Name}, args...), " "))
+		}
+		pos := sc.run.lines.pos(line)
 		for _, e := range sc.run.opts.Extensions {
 			if e.Skip != nil && e.Skip(sc, c) {
 				return
 			}
 		}
-		pos := scriptPos(ts)
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: pos, Setenv: ts.Setenv, Defer: ts.Defer})
 		file, line := SplitPos(pos)
 		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure
 		if err != nil {
-			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: errors.Is(err, ErrUsage), Unavailable: errors.Is(err, ErrUnavailable)}
+			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: isUsage(err), Unavailable: errors.Is(err, ErrUnavailable)}
+			if m, ok := mismatchOf(err); ok {
+				f.Claim, f.Want, f.Got = m.Claim, m.Want, m.Got
+			}
 			var named *referee.RulesError
 			if errors.As(err, &named) {
 				f.Findings, f.Rules = named.Findings(), named.Lines()
@@ -224,12 +227,13 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 	}
 }
 
-// goesOn reports whether the script goes on after c failed with err: in
-// the runs a metamorphic check compares, an assertion that does not hold
-// is one verdict among the script's, unless the line itself is wrong (a
-// usage error), which stops it as always.
+// goesOn reports whether the script goes on after c failed with err: when
+// an extension keeps it going (Extension.KeepGoing), an assertion that does
+// not hold is one verdict among the script's, unless the line itself is
+// wrong (a usage error), which stops it as always.
 func (sc *Scenario) goesOn(c *Command, err error) bool {
-	return sc.run.opts.KeepGoing && c.Group == "assert" && !errors.Is(err, ErrUsage) && sc.run.t != nil
+	keepGoing := slices.ContainsFunc(sc.run.opts.Extensions, func(e *Extension) bool { return e.KeepGoing })
+	return keepGoing && c.Group == "assert" && !isUsage(err) && sc.run.t != nil
 }
 
 // AfterAction runs what each extension does after a hook's action, before
@@ -265,47 +269,4 @@ func fail(t testscript.T, msg string) {
 		return
 	}
 	t.Fatal(msg)
-}
-
-// scriptPos returns the script's current file:line. testscript keeps them
-// unexported; they are read, never written, with reflect, so that a hook can
-// name the line that armed it when it fails at the end of the script.
-func scriptPos(ts *testscript.TestScript) string {
-	v := reflect.ValueOf(ts).Elem()
-	file, line := v.FieldByName("file"), v.FieldByName("lineno")
-	if !file.IsValid() || !line.IsValid() {
-		return ts.Name()
-	}
-	return fmt.Sprintf("%s:%d", file.String(), line.Int())
-}
-
-// scriptField reads a string field of the script an Env belongs to.
-func scriptField(env *testscript.Env, field string) string {
-	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
-	if !ts.IsValid() || ts.IsNil() {
-		return "scenario"
-	}
-	f := ts.Elem().FieldByName(field)
-	if !f.IsValid() {
-		return "scenario"
-	}
-	return f.String()
-}
-
-// scriptComment returns the script an Env runs, without its archive's
-// files: testscript keeps it unexported, and it is read, never written.
-func scriptComment(env *testscript.Env) string {
-	ts := reflect.ValueOf(env).Elem().FieldByName("ts")
-	if !ts.IsValid() || ts.IsNil() {
-		return ""
-	}
-	ar := ts.Elem().FieldByName("archive")
-	if !ar.IsValid() || ar.IsNil() {
-		return ""
-	}
-	c := ar.Elem().FieldByName("Comment")
-	if !c.IsValid() {
-		return ""
-	}
-	return string(c.Bytes())
 }

@@ -3,7 +3,6 @@ package language
 import (
 	"fmt"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -71,22 +70,29 @@ func (sc *Scenario) held(pos, command string) {
 
 // stoppedOutside keeps, when the script has ended, the verdict of a
 // command of testscript's own that stopped it: t, a RunFiles test, says
-// that something stopped the script, and no command of racekit's did. The
-// line is where testscript stopped.
-func (sc *Scenario) stoppedOutside(env *testscript.Env, t testscript.T) {
+// that something stopped the script, and no command of racekit's did. Its
+// line, where testscript stopped, is only in the log testscript writes
+// after the script's end: RunFiles finds it there (stoppedAt).
+func (sc *Scenario) stoppedOutside(t testscript.T) {
 	st, ok := t.(interface{ Stopped() bool })
 	sc.run.mu.Lock()
 	defer sc.run.mu.Unlock()
 	if !ok || !st.Stopped() || sc.run.stopped {
 		return
 	}
-	v := Verdict{Kind: FailScript}
-	if ts := reflect.ValueOf(env).Elem().FieldByName("ts"); ts.IsValid() && !ts.IsNil() {
-		if f, l := ts.Elem().FieldByName("file"), ts.Elem().FieldByName("lineno"); f.IsValid() && l.IsValid() {
-			v.File, v.Line = f.String(), int(l.Int())
+	sc.run.verdicts = append(sc.run.verdicts, Verdict{Kind: FailScript})
+}
+
+// stoppedAt gives vs' verdict of a command of testscript's own that
+// stopped the script (stoppedOutside) the line lines says log names.
+func stoppedAt(vs []Verdict, lines *scriptLines, log string) {
+	for i, v := range vs {
+		if v.Kind == FailScript && v.File == "" && lines != nil {
+			if n := lines.stoppedAt(log); n > 0 {
+				vs[i].File, vs[i].Line = lines.file, n
+			}
 		}
 	}
-	sc.run.verdicts = append(sc.run.verdicts, v)
 }
 
 // Verdicts returns the scenario's verdicts so far, in order.

@@ -39,7 +39,7 @@ var actorOptions = []string{"user", "groups", "impersonate"}
 func runActor(sc *Scenario, inv Invocation) error {
 	name := inv.Args[0]
 	if !actorName.MatchString(name) {
-		return usageErr("bad actor name %q: want a lower-case name such as bob or controller", name)
+		return UsageError("bad actor name %q: want a lower-case name such as bob or controller", name)
 	}
 	opts, err := ParseOptions(inv.Args[1:], actorOptions)
 	if err != nil {
@@ -48,7 +48,7 @@ func runActor(sc *Scenario, inv Invocation) error {
 	id := identity{user: name}
 	if u, ok := opts["user"]; ok {
 		if u == "" {
-			return usageErr("user= needs a name")
+			return UsageError("user= needs a name")
 		}
 		id.user = u
 	}
@@ -57,12 +57,12 @@ func runActor(sc *Scenario, inv Invocation) error {
 	}
 	for _, g := range id.groups {
 		if g == "" {
-			return usageErr("bad groups %q: want names separated by commas", opts["groups"])
+			return UsageError("bad groups %q: want names separated by commas", opts["groups"])
 		}
 	}
 	if v, ok := opts["impersonate"]; ok {
 		if v != "true" && v != "false" {
-			return usageErr("bad impersonate=%s: want impersonate=true, or leave it out", v)
+			return UsageError("bad impersonate=%s: want impersonate=true, or leave it out", v)
 		}
 		id.impersonate = v == "true"
 	}
@@ -91,7 +91,7 @@ func runBump(sc *Scenario, inv Invocation) error {
 func runAdopt(sc *Scenario, inv Invocation) error {
 	o, err := sc.Object(inv.Args[2])
 	if err != nil {
-		return usageErr("%v", err)
+		return UsageError("%v", err)
 	}
 	owner, err := sc.ReadRef(o)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // namespacedForTest says which resources the tests' API server serves per
@@ -49,6 +51,24 @@ func TestConfinementPath(t *testing.T) {
 		{"discovery of the core group", "GET", "/api/v1", ""},
 		{"not the API", "GET", "/version", ""},
 		{"a watch of one namespace, deprecated form", "GET", "/api/v1/watch/namespaces/theirs/configmaps", ""},
+		// An empty namespace is every namespace to the API server: the
+		// Python and JavaScript clients send it for a namespace of "".
+		{"empty namespace list", "GET", "/api/v1/namespaces//configmaps", "/api/v1/namespaces/mine/configmaps"},
+		{"empty namespace group list", "GET", "/apis/apps/v1/namespaces//deployments", "/apis/apps/v1/namespaces/mine/deployments"},
+		{"empty namespace, trailing slash", "GET", "/api/v1/namespaces//configmaps/", "/api/v1/namespaces/mine/configmaps"},
+		{"empty namespace, deprecated watch", "GET", "/api/v1/watch/namespaces//configmaps", "/api/v1/watch/namespaces/mine/configmaps"},
+		{"empty namespace, deprecated watch of one name", "GET", "/api/v1/watch/namespaces//configmaps/c", "/api/v1/watch/namespaces/mine/configmaps/c"},
+		{"empty namespace, one object", "GET", "/api/v1/namespaces//configmaps/c", ""},
+		{"empty namespace, a subresource", "GET", "/apis/apps/v1/namespaces//deployments/web/status", ""},
+		{"empty namespace, deprecated watch of a subresource", "GET", "/api/v1/watch/namespaces//configmaps/c/status", ""},
+		{"empty namespace, a Namespace's status", "GET", "/api/v1/namespaces//status", ""},
+		{"empty namespace, a delete of the collection", "DELETE", "/api/v1/namespaces//configmaps", ""},
+		{"two empty namespaces", "GET", "/api/v1/namespaces///configmaps", ""},
+		{"an empty resource", "GET", "/api/v1//configmaps", ""},
+		// The API server routes no path that begins with two slashes.
+		{"leading double slash", "GET", "//api/v1/configmaps", ""},
+		{"leading double slash, empty namespace", "GET", "//api/v1/namespaces//configmaps", ""},
+		{"a deprecated watch of one name outside any namespace", "GET", "/api/v1/watch/configmaps/c", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +117,7 @@ func TestConfinedProxy(t *testing.T) {
 // not changed.
 func TestConfinementWrap(t *testing.T) {
 	var sent []string
-	rt := testConfinement.Wrap(roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	rt := testConfinement.Wrap(roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 		sent = append(sent, req.URL.Path)
 		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
 	}))

@@ -17,9 +17,10 @@
 //     which by default is Refuse: 401 and a metav1.Status, sent by the proxy
 //     itself.
 //   - Path, query and body reach the API server unchanged, but for
-//     Options.Confine: a LIST or WATCH of a namespaced resource across all
-//     namespaces is sent as one of the confining namespace, whose answer
-//     has the same shape. Responses stream back as they come: each watch
+//     Options.Confine: a LIST or WATCH of a namespaced resource that the
+//     API server would serve across all namespaces (an empty namespace
+//     segment included) is sent as one of the confining namespace, whose
+//     answer has the same shape. Responses stream back as they come: each watch
 //     event reaches the client when the API server sends it.
 //   - The proxy refuses, itself, an actor's request that carries
 //     impersonation headers (403, unless Options.Impersonation allows the

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // TestMain fails the package if any test leaves a goroutine behind.
@@ -145,7 +147,7 @@ func TestUnauthenticated(t *testing.T) {
 		// The custom answer records what it was given: the request, less the
 		// client's credentials.
 		got := make(chan string, 1)
-		custom := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		custom := roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 			got <- req.URL.Path + " Authorization=" + req.Header.Get("Authorization")
 			return &http.Response{
 				StatusCode: http.StatusTeapot,
@@ -180,7 +182,7 @@ func TestUpstreamError(t *testing.T) {
 	p, err := Start(Options{
 		Upstream: &url.URL{Scheme: "https", Host: "127.0.0.1:1"},
 		Transport: func(string) (http.RoundTripper, error) {
-			return roundTripFunc(func(*http.Request) (*http.Response, error) {
+			return roundtrip.Func(func(*http.Request) (*http.Response, error) {
 				return nil, errors.New("connection refused")
 			}), nil
 		},

@@ -11,6 +11,8 @@ import (
 
 	"gotest.tools/v3/assert"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // refusalLog is an Options.Refusals that notes each refusal it carries, as
@@ -22,7 +24,7 @@ type refusalLog struct {
 
 func (l *refusalLog) wrap(actor string) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 			resp, err := next.RoundTrip(req)
 			if err == nil {
 				l.mu.Lock()

@@ -19,6 +19,8 @@ import (
 	"gotest.tools/v3/assert"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/rest"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // guard bounds a wait on a channel that some event must close or fill. It
@@ -90,7 +92,7 @@ func (r *rig) transport(actor string) (http.RoundTripper, error) {
 		return nil, errors.New("no credentials for broken")
 	}
 	next := r.upstream.Client().Transport
-	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+	return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
 		r.mu.Lock()
 		r.carried[actor] = append(r.carried[actor], req.Header.Get("X-Test-Request"))
 		r.mu.Unlock()
@@ -153,10 +155,6 @@ func (r *rig) get(t *testing.T, c *http.Client, path string, header http.Header)
 func bearerHeader(token string) http.Header {
 	return http.Header{"Authorization": {"Bearer " + token}}
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // logSink is a Log writer that a test can wait on.
 type logSink struct {

@@ -9,7 +9,7 @@ import (
 // deletecollection deletes every object it selects, and a write to a
 // CustomResourceDefinition changes how the API server serves every object
 // of its resource (a new default, a version no longer served) or, deleted,
-// deletes them all. The trace's copies of those objects (latest.go) are
+// deletes them all. The trace's copies of those objects (lastknown.go) are
 // then unknown, and assertions read them with a GET. A create, though sent
 // to a collection, changes only the object it creates.
 

@@ -39,7 +39,7 @@ type Exchange struct {
 	// Shown is what the answer showed the actor of other objects than
 	// the one it names: a list's items, and each event of a watch as the
 	// actor read it. No rendering of the trace shows it; the referee
-	// reads it (rules.go).
+	// reads it (package referee's check.go).
 	Shown []Shown
 	// WatchEnded is set, for a watch, once its stream has ended: the actor
 	// read its last byte or an error, or closed it. WatchBlind is set when

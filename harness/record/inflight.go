@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // InFlight knows, for each actor, the calls that have entered its
@@ -42,8 +43,9 @@ func (fl Flight) Call() hooks.Call { return fl.call }
 // recorder's does: an open watch is no call in flight.
 func (f *InFlight) Wrap(actor string) func(http.RoundTripper) http.RoundTripper {
 	return func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			done := f.enter(hooks.ParseRequest(actor, req))
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) {
+			req, call := hooks.Parsed(actor, req)
+			done := f.enter(call)
 			defer done()
 			return next.RoundTrip(req)
 		})
@@ -121,7 +123,3 @@ func (f *InFlight) Any() bool {
 	defer f.mu.Unlock()
 	return len(f.calls) > 0
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // cm is a ConfigMap's JSON as the API server would answer with it.
@@ -29,7 +31,7 @@ type step struct {
 // send runs s through rec as actor bob.
 func send(t *testing.T, rec *Recorder, s step) {
 	t.Helper()
-	rt := rec.Wrap("bob")(roundTripFunc(func(*http.Request) (*http.Response, error) {
+	rt := rec.Wrap("bob")(roundtrip.Func(func(*http.Request) (*http.Response, error) {
 		return &http.Response{StatusCode: s.code, Body: io.NopCloser(strings.NewReader(s.body)), Header: http.Header{}}, nil
 	}))
 	req, err := http.NewRequest(s.method, "https://apiserver"+s.path, strings.NewReader(`{"metadata":{"name":"c"}}`))
@@ -116,7 +118,7 @@ func TestLastKnownOverlap(t *testing.T) {
 	rec := &Recorder{}
 	blocked := func(rv string) (http.RoundTripper, chan struct{}, chan struct{}) {
 		sent, release := make(chan struct{}), make(chan struct{})
-		return rec.Wrap("bob")(roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return rec.Wrap("bob")(roundtrip.Func(func(*http.Request) (*http.Response, error) {
 			close(sent)
 			<-release
 			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(cm(rv, ""))), Header: http.Header{}}, nil
@@ -161,7 +163,7 @@ func TestLastKnownCollectionOverlap(t *testing.T) {
 	rec := &Recorder{}
 	const list = `{"kind":"ConfigMapList","items":[` + `{"metadata":{"name":"c","namespace":"ns","resourceVersion":"1"}}]}`
 	sent, release := make(chan struct{}), make(chan struct{})
-	sweep := rec.Wrap("alice")(roundTripFunc(func(*http.Request) (*http.Response, error) {
+	sweep := rec.Wrap("alice")(roundtrip.Func(func(*http.Request) (*http.Response, error) {
 		close(sent)
 		<-release
 		return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(list)), Header: http.Header{}}, nil

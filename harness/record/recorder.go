@@ -17,7 +17,7 @@ type Recorder struct {
 	mu      sync.Mutex
 	entries []Entry
 	seq     int
-	// objects holds what the trace says of each object (latest.go).
+	// objects holds what the trace says of each object (lastknown.go).
 	objects map[Key]*latest
 	// writes holds what each object's last successful write left
 	// (written.go).
@@ -26,7 +26,8 @@ type Recorder struct {
 	// (collection.go).
 	sweeps map[collection]int
 	// changed is closed, and forgotten, at the next change: what await
-	// and idle wait on (await.go), instead of polling the trace.
+	// and idle wait on (package running's await.go and idle.go), instead
+	// of polling the trace.
 	changed chan struct{}
 	// namespace is the scenario's (SetNamespace): an exchange in another
 	// is Foreign.
@@ -161,10 +162,11 @@ type recordingTransport struct {
 }
 
 func (t *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	call := hooks.ParseRequest(t.actor, req)
+	parse := hooks.Parsed
 	if t.service != "" {
-		call = hooks.ParseServiceRequest(t.actor, req)
+		parse = hooks.ParsedService
 	}
+	req, call := parse(t.actor, req)
 	x := &Exchange{Call: call, Service: t.service}
 	query := req.URL.Query()
 	if q := query.Get("resourceVersion"); q != "" {

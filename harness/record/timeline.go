@@ -96,7 +96,19 @@ func Timeline(rows []Row, color bool) string {
 // actor and one for the API server (or the registry), a request arrow and a
 // response arrow per exchange, a note where a hook fired, and a note over
 // the actor whose view changed (over the API server for a mark).
-func Mermaid(rows []Row) string {
+func Mermaid(rows []Row) string { return MermaidMarked(rows, nil) }
+
+// Mark is a note a diagram draws at a point of one of its calls: before
+// its request or after its answer, over its actor, on a coloured ground.
+type Mark struct {
+	// Color is a CSS colour ("rgb(255, 205, 210)"); Text the note's text.
+	Color, Text string
+}
+
+// MermaidMarked renders rows as Mermaid does, with the marks mark returns
+// for each call (a watch aside) and point ("before" or "after"): explore's
+// diagram of a workload with its moments marked. mark may be nil.
+func MermaidMarked(rows []Row, mark func(r Row, point string) []Mark) string {
 	var b strings.Builder
 	b.WriteString("sequenceDiagram\n")
 	seen := map[string]bool{}
@@ -149,6 +161,15 @@ func Mermaid(rows []Row) string {
 			fmt.Fprintf(&b, "    Note over %s: %s\n", mermaidID(s.Actor), mermaidText("idle: "+s.String()))
 			continue
 		}
+		notes := func(point string) {
+			if mark == nil || r.Verb == "watch" {
+				return
+			}
+			for _, m := range mark(r, point) {
+				fmt.Fprintf(&b, "    rect %s\n    Note over %s: %s\n    end\n", m.Color, mermaidID(r.Actor), mermaidText(m.Text))
+			}
+		}
+		notes("before")
 		srv := mermaidID(serverOf(r))
 		req := r.Verb + " " + r.Where()
 		if r.SentRV != "" {
@@ -164,6 +185,7 @@ func Mermaid(rows []Row) string {
 			arrow = "--x"
 		}
 		fmt.Fprintf(&b, "    %s%s%s: %s\n", srv, arrow, mermaidID(r.Actor), mermaidText(resp))
+		notes("after")
 	}
 	return b.String()
 }

@@ -104,7 +104,7 @@ type Row struct {
 	// (Exchange.ReasonUnknown); Reason is then empty.
 	ReasonUnknown string `json:"reasonUnknown,omitempty"`
 
-	// What the referee reads besides (rules.go), which no rendering
+	// What the referee reads besides (its check.go), which no rendering
 	// shows: the call's namespace; SentRV and GotRV as numbers (etcd
 	// revisions, 0 when no number), to tell an older version from a
 	// newer; that a failed call's Status named no reason

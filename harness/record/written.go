@@ -23,7 +23,7 @@ func (v Version) String() string {
 // noteWritten keeps, per object, what the last successful write left: the
 // resourceVersion its answer carried, or that the object is gone. A cached
 // controller's cache must show the same before the controller reads from
-// it (cache.go). a is what the recorder read of the answer's body, nil when
+// it (package controllers' cache.go). a is what the recorder read of the answer's body, nil when
 // there was none. Call it with r.mu held.
 func (r *Recorder) noteWritten(key Key, x *Exchange, code int, a *answer) {
 	if !WriteVerbs[x.Verb] || code < 200 || code > 299 || a == nil {

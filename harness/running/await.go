@@ -10,6 +10,7 @@ import (
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/views"
 	"github.com/racekit/racekit/hooks"
 )
 
@@ -50,7 +51,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	}
 	after := 0
 	if since, ok := o["since"]; ok {
-		if after, err = markSeq(sc, since); err != nil {
+		if after, err = views.MarkSeq(sc, since); err != nil {
 			return err
 		}
 	}
@@ -92,7 +93,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 				n++
 			}
 		})
-		if err := viewFailure(sc, trig.Match.Actor); err != nil {
+		if err := views.HoldFailed(sc, trig.Match.Actor); err != nil {
 			return false, fmt.Errorf("awaited %s, but %w\n%s", want, err, sc.Trace().Tail(15))
 		}
 		if m := flying(sc, trig.Match); n-m >= count {

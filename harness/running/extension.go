@@ -22,13 +22,10 @@ type state struct {
 	proxy    *proxy.Server
 	proxied  map[string]bool
 	proxyLog *tail.Tail
-	// views are what each actor is shown: holds, marks, and the watch
-	// streams that pass through the actors' transports (views.go).
-	views *views
 }
 
 var stateKey = language.NewKey("running", func(*language.Scenario) *state {
-	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10), views: newViews()}
+	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10)}
 })
 
 // stateOf returns the running extension's state in sc.
@@ -36,15 +33,14 @@ func stateOf(sc *language.Scenario) *state { return stateKey.Of(sc) }
 
 // Extension returns the extension of controllers that run on their own:
 // start, spawn, await, idle, halt, crash, restart, controller-manager,
-// scheduler, node and ready, and what any actor is shown: hold, release and
-// mark, at the wire of every actor's transport (Transport). A scenario's $KUBECONFIG is the path spawn
+// scheduler, node and ready. A scenario's $KUBECONFIG is the path spawn
 // turns into its actor's kubeconfig; at the scenario's end, what still runs
-// is halted, a hold that failed or that nothing met fails the scenario, and
-// a process's output and what the racing proxy said go to the scenario's
-// log.
+// is halted, and a process's output and what the racing proxy said go to
+// the scenario's log. What each actor is shown is package views' (hold NAME
+// holds what runs as NAME: ActorOf).
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, crashCommands, restartCommands, kcmCommands, podCommands, readyCommands, viewCommands} {
+	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, crashCommands, restartCommands, kcmCommands, podCommands, readyCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{
@@ -55,21 +51,18 @@ func Extension() *language.Extension {
 			setenv("METRICS_ADDR", MetricsPlaceholder)
 			return nil
 		},
-		Transport: transport,
-		End:       end,
+		End: end,
 	}
 }
 
 // end halts what still runs when the scenario ends, and returns what the
 // scenario's log shows of it and what went wrong: a controller or process
-// that would not stop, or that had ended on its own with an error; a hold
-// that failed, or that nothing met.
+// that would not stop, or that had ended on its own with an error.
 func end(sc *language.Scenario) ([]string, []language.Failure) {
 	var fs []language.Failure
 	for _, msg := range haltAll(sc) {
 		fs = append(fs, language.Failure{Kind: language.FailHalted, Message: msg})
 	}
-	fs = append(fs, viewFailures(sc)...)
 	logs := outputs(sc)
 	if st := stateKey.Peek(sc); st != nil {
 		if s := strings.TrimSpace(st.proxyLog.String()); s != "" {
@@ -77,4 +70,14 @@ func end(sc *language.Scenario) ([]string, []language.Failure) {
 		}
 	}
 	return logs, fs
+}
+
+// ActorOf returns the actor that what start or spawn ran as name runs as:
+// its last life's. It is how package views reads hold NAME.
+func ActorOf(sc *language.Scenario, name string) (string, bool) {
+	r, ok := lifelineOf(sc, name)
+	if !ok {
+		return "", false
+	}
+	return r.last().actor, true
 }

@@ -23,10 +23,10 @@ type lifeline struct {
 	lives []*life
 }
 
-// last returns the runner's newest life: the one that runs, if one does.
+// last returns the lifeline's newest life: the one that runs, if one does.
 func (r *lifeline) last() *life { return r.lives[len(r.lives)-1] }
 
-// life is one run under a runner's name: a controller started in process,
+// life is one run under a lifeline's name: a controller started in process,
 // or a process spawned.
 type life struct {
 	name, actor string
@@ -145,7 +145,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// running returns the runner called name: the one that runs now, or that
+// running returns the lifeline called name, whose last life runs now or
 // ran last.
 func running(sc *language.Scenario, name string) (*lifeline, error) {
 	st := stateOf(sc)
@@ -288,7 +288,7 @@ type Life struct {
 
 // Lives returns every life start and spawn began in the scenario, in the
 // order they began: explore's moment after a write races only with a
-// watcher that runs then (moments.go).
+// watcher that runs then (package explore's moments.go).
 func Lives(sc *language.Scenario) []Life {
 	st := stateOf(sc)
 	st.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/racekit/racekit/internal/roundtrip"
 	"gotest.tools/v3/assert"
 	"k8s.io/apimachinery/pkg/labels"
 )
@@ -42,7 +43,7 @@ func TestNodesQuery(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.target, nil)
 			before := req.URL.String()
 			var sent *http.Request
-			rt := nodeView{selector: sel, next: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			rt := nodeView{selector: sel, next: roundtrip.Func(func(r *http.Request) (*http.Response, error) {
 				sent = r
 				return &http.Response{StatusCode: 200, Body: http.NoBody}, nil
 			})}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/views"
 )
 
 // A restart is a crash and a start again, as a process supervisor (a
@@ -28,8 +29,9 @@ var restartCommands = []*language.Command{
 	},
 }
 
-// holdAt is HoldAt, which tests replace to see what restart asks of it.
-var holdAt = HoldAt
+// holdAt is views.HoldAt, which tests replace to see what restart asks of
+// it.
+var holdAt = views.HoldAt
 
 func runRestart(sc *language.Scenario, inv language.Invocation) error {
 	name := inv.Args[0]

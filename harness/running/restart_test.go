@@ -98,7 +98,8 @@ func TestParseRestart(t *testing.T) {
 		stale, at, err := parseRestart(tc.args)
 		if tc.err != "" {
 			assert.ErrorContains(t, err, tc.err, "%q", tc.args)
-			assert.ErrorIs(t, err, language.ErrUsage)
+			_, usage := errors.AsType[*language.Usage](err)
+			assert.Assert(t, usage, "%v is no usage error", err)
 			continue
 		}
 		assert.NilError(t, err, "%q", tc.args)

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/views"
 )
 
 // How idle knows that a life has nothing left to do, by evidence rather
@@ -191,7 +193,7 @@ func funcName(pc string) string {
 // narrows, whose events the recorder cannot read, or of a resource a hold
 // keeps back on purpose, are not waited for; nor are resources in ignore.
 func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]bool) (bool, string) {
-	held := heldResources(sc, actor)
+	held := views.Held(sc, actor)
 	type write struct {
 		x   *record.Exchange
 		rev uint64
@@ -199,13 +201,21 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 	var writes []write
 	var watches []*record.Exchange
 	ended := map[string]bool{} // resources whose watch of this life ended
+	// What the recorder goes on adding to an exchange (a watch's events
+	// shown, its end) it adds under its lock: the checks below read
+	// copies taken under it.
+	snapshot := func(x *record.Exchange) *record.Exchange {
+		c := *x
+		c.Shown = slices.Clone(x.Shown)
+		return &c
+	}
 	sc.Recorder().Scan(func(x *record.Exchange) {
 		if x.Foreign {
 			return
 		}
 		if record.WriteVerbs[x.Verb] || x.Verb == "deletecollection" {
 			if rev, ok := revision(x.GotRV); ok && x.Code >= 200 && x.Code < 300 {
-				writes = append(writes, write{x, rev})
+				writes = append(writes, write{snapshot(x), rev})
 			}
 			return
 		}
@@ -216,7 +226,7 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 			ended[x.Resource] = true
 			return
 		}
-		watches = append(watches, x)
+		watches = append(watches, snapshot(x))
 	})
 	open := map[string]bool{}
 	for _, w := range watches {
@@ -263,19 +273,4 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 func revision(rv string) (uint64, bool) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	return n, err == nil && n > 0
-}
-
-// heldResources returns the resources whose watches a hold keeps back from
-// actor: what it is not shown on purpose, which no wait waits for.
-func heldResources(sc *language.Scenario, actor string) map[string]bool {
-	v := viewsOf(sc)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	out := map[string]bool{}
-	for k := range v.holds {
-		if k.actor == actor {
-			out[k.resource] = true
-		}
-	}
-	return out
 }

@@ -160,10 +160,10 @@ type judged struct {
 func (r relation) run(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir, file string, data []byte, noisy noisyScript) judged {
 	out := judged{line: func(n int) int { return n }}
 	script := data
-	opts.KeepGoing, opts.ReadServer, opts.TraceFilter = true, r.readServer, nil
 	if r.noise {
-		script, opts.TraceFilter, out.line = noisy.data, defaultNoise.without, noisy.line
+		script, out.line = noisy.data, noisy.line
 	}
+	opts.Extensions = append(slices.Clip(opts.Extensions), r.extension())
 	opts.Done = func(sc *language.Scenario) {
 		if rep := explore.Explored(sc); rep != nil {
 			out.explored = rep
@@ -176,6 +176,19 @@ func (r relation) run(ctx context.Context, cp *controlplane.ControlPlane, opts l
 	return out
 }
 
+// extension is what r changes of a run, as the language's extension: the
+// script goes on past assertions that fail, so that every verdict counts;
+// with readServer, every read of an object's state is a GET; with the
+// noise, the trace command shows the trace without the noise's calls,
+// which a golden trace of the scenario must not see.
+func (r relation) extension() *language.Extension {
+	e := &language.Extension{Name: "metamorphic", KeepGoing: true, ReadServer: r.readServer}
+	if r.noise {
+		e.ShowTrace = defaultNoise.without
+	}
+	return e
+}
+
 // at returns v naming the original's line and the file's base name.
 func (o judged) at(v language.Verdict) language.Verdict {
 	if v.File != "" {
@@ -185,7 +198,7 @@ func (o judged) at(v language.Verdict) language.Verdict {
 }
 
 // goesOn ends the log's line for an assertion that failed in a run that
-// goes on (language.Options.keepGoing).
+// goes on (language.Extension.KeepGoing).
 const goesOn = " (an assertion: the script goes on)"
 
 // differences says how b's verdicts differ from a's: the lines' verdicts,

@@ -20,8 +20,8 @@ import (
 
 // The commands of the API-semantics scenarios: edit a snapshot before it is
 // sent, update a status, apply, delete with preconditions, and the assertion
-// on the code and reason each call got. Lists are in cmd_api_list.go,
-// watches in watch.go, etcd compaction in etcd.go.
+// on the code and reason each call got. Lists are in list.go, watches in
+// watch.go, etcd compaction in compact.go.
 var snapshotCommands = []*language.Command{
 	{
 		Name: "set", Args: "SNAPSHOT PATH JSON", Group: "write", MinArgs: 3, MaxArgs: 3,
@@ -307,8 +307,9 @@ func runAnswered(sc *language.Scenario, inv language.Invocation) error {
 	want := fmt.Sprintf("%d %s", code, reason)
 	got := fmt.Sprintf("%d %s", last.Code, last.Reason)
 	if got != want {
-		return fmt.Errorf("the last %s %s %s (#%d) was answered (-want +got)\n%s%s\n%s",
-			actor, verb, object, last.Seq, cmp.Diff(want, got), messageLine(last), tr.Tail(20))
+		return language.Mismatched(fmt.Sprintf("the last %s %s %s answered", actor, verb, object), want, got,
+			fmt.Errorf("the last %s %s %s (#%d) was answered (-want +got)\n%s%s\n%s",
+				actor, verb, object, last.Seq, cmp.Diff(want, got), messageLine(last), tr.Tail(20)))
 	}
 	if msg != nil && !msg.MatchString(last.Message) {
 		return fmt.Errorf("the last %s %s %s (#%d) was answered %s, but its message does not match %q:\n%s",

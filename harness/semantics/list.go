@@ -93,7 +93,8 @@ func runListed(sc *language.Scenario, inv language.Invocation) error {
 	}
 	want := inv.Args[1:]
 	if !slices.Equal(got, want) {
-		return fmt.Errorf("list %s: items (-want +got)\n%s", inv.Args[0], cmp.Diff(want, got))
+		return language.Mismatched("list "+inv.Args[0], strings.Join(want, " "), strings.Join(got, " "),
+			fmt.Errorf("list %s: items (-want +got)\n%s", inv.Args[0], cmp.Diff(want, got)))
 	}
 	return nil
 }

@@ -40,7 +40,9 @@ func (t *Tail) String() string {
 }
 
 // Prefixed returns a writer into t that marks each line with name, so that
-// two processes' output can share one tail.
+// two processes' output can share one tail. It is safe for concurrent use:
+// envtest, when a start times out and it starts the process again, copies
+// the old process's output and the new one's into it at once.
 func (t *Tail) Prefixed(name string) io.Writer {
 	return &linePrefixer{w: t, prefix: []byte(name + ": ")}
 }
@@ -48,10 +50,13 @@ func (t *Tail) Prefixed(name string) io.Writer {
 type linePrefixer struct {
 	w      io.Writer
 	prefix []byte
+	mu     sync.Mutex
 	mid    bool
 }
 
 func (l *linePrefixer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var out []byte
 	for _, line := range bytes.SplitAfter(p, []byte("\n")) {
 		if len(line) == 0 {

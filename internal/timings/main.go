@@ -23,6 +23,7 @@ import (
 
 // event is a line of go test -json.
 type event struct {
+	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -90,18 +91,31 @@ func main() {
 
 // read reads go test -json from r: each top-level test's time and each
 // package's, and, beside them, the subtests' (named PARENT/SUB).
+//
+// A test's time is the longer of what go test reports (Elapsed) and the
+// wall time from its start to its end: a test whose subtests are parallel
+// reports only its own function's time, though it lasts until they end.
 func read(r io.Reader) (tests, pkgs []timing, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	started := map[string]time.Time{}
 	for sc.Scan() {
 		var e event
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
+		key := e.Package + " " + e.Test
+		if e.Action == "run" || e.Action == "start" {
+			started[key] = e.Time
+		}
 		if e.Action != "pass" && e.Action != "fail" {
 			continue
 		}
-		t := timing{pkg: e.Package, test: e.Test, secs: e.Elapsed, failed: e.Action == "fail"}
+		secs := e.Elapsed
+		if s, ok := started[key]; ok && !e.Time.IsZero() {
+			secs = max(secs, e.Time.Sub(s).Seconds())
+		}
+		t := timing{pkg: e.Package, test: e.Test, secs: secs, failed: e.Action == "fail"}
 		if e.Test == "" {
 			pkgs = append(pkgs, t)
 		} else {

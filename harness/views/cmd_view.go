@@ -1,4 +1,4 @@
-package running
+package views
 
 import (
 	"errors"
@@ -15,30 +15,29 @@ import (
 	"github.com/racekit/racekit/harness/record"
 )
 
-// The commands that change what an actor is shown: hold and release its
-// watch events, at the wire (views.go) or, for a cached controller, in the
-// cache racekit feeds it (controllers.HoldCache); and mark, which names
-// the present for a later hold at=.
-var viewCommands = []*language.Command{
-	{
+// commands are the commands that change what an actor is shown: hold and
+// release its watch events, at the wire (views.go) or, for a cached
+// controller, in the cache racekit feeds it (controllers.HoldCache); and
+// mark, which names the present for a later hold at=. names says what runs
+// under a name.
+func commands(names Names) []*language.Command {
+	return []*language.Command{{
 		Name: "hold", Args: "ACTOR RESOURCE [at=RV|MARK|SNAPSHOT] | CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
 		Summary: "keep the watch events of RESOURCE back from ACTOR, in order, until release: every watch stream of it the actor has open or opens while held, in the actor's transport (in process, a started controller, or a spawned process through the racing proxy), whatever its encoding; events the actor has not read yet are held too, and a watch-list's initial events (the state it starts from) pass; " +
 			"the hold is the scenario's, so it holds across the actor's lives (halt, then start or spawn again); NAME, a name start or spawn ran, holds the actor it runs as; " +
 			"at= also sends the actor's next list of RESOURCE (the one its informer makes when it starts or relists) as of that resourceVersion, a mark's or a snapshot's: resourceVersion=RV&resourceVersionMatch=Exact, which the API server answers from its history (an informer's watch-list, which cannot start in the past, is sent so too, refused, and the informer lists); its watch then starts from there, held; the scenario fails, naming this line, when that list fails (410 Expired: compacted; an await of the actor fails at once), and when nothing ever meets the hold; " +
 			"for a registered cached controller, hold CONTROLLER RESOURCE [as ACTOR] keeps the events from the cache racekit feeds it instead, once the cache holds every write before the hold (its informers start if it has not reconciled yet), and the controller reads what it had; the trace shows each hold where it happened",
-		Hookable: true, Run: runHold,
-	},
-	{
+		Hookable: true, Run: func(sc *language.Scenario, inv language.Invocation) error { return runHold(sc, inv, names) },
+	}, {
 		Name: "release", Args: "ACTOR RESOURCE [relist] | CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
 		Summary: "deliver the watch events hold kept back, in order, and let those that follow through; relist instead ends each held watch stream with an ERROR event 410 Expired, in the stream's encoding, as kube-apiserver ends a watch whose resourceVersion is compacted, and drops what it held: the informer lists again and sees only the present, never the states in between; " +
 			"a cached controller's next reconcile waits until its cache has the events; fails when nothing is held, or when the hold met nothing or failed",
-		Hookable: true, Run: runRelease,
-	},
-	{
+		Hookable: true, Run: func(sc *language.Scenario, inv language.Invocation) error { return runRelease(sc, inv, names) },
+	}, {
 		Name: "mark", Args: "NAME", Group: "race", MinArgs: 1, MaxArgs: 1,
 		Summary:  "name the revision of the whole store now (etcd's, after every write answered so far) NAME, for a later hold ACTOR RESOURCE at=NAME; the scenario keeps old revisions from then on, so that no other scenario's compact removes it; the trace shows the mark where it was taken",
 		Hookable: true, Run: runMark,
-	},
+	}}
 }
 
 // target is what hold and release act on: an actor at the wire, or a
@@ -48,15 +47,12 @@ type target struct {
 	cached bool
 }
 
-// targetOf reads who: a name that start or spawn ran (its last life's
-// actor, at the wire), a registered controller (its cache), or an actor.
-func targetOf(sc *language.Scenario, who string) (target, error) {
-	st := stateOf(sc)
-	st.mu.Lock()
-	r, ran := st.lifelines[who]
-	st.mu.Unlock()
-	if ran {
-		return target{actor: r.last().actor}, nil
+// targetOf reads who: a name that runs (names: what start or spawn ran,
+// its last life's actor, at the wire), a registered controller (its
+// cache), or an actor.
+func targetOf(sc *language.Scenario, who string, names Names) (target, error) {
+	if actor, ran := names(sc, who); ran {
+		return target{actor: actor}, nil
 	}
 	for _, c := range controllers.Registered(sc) {
 		if c.Name == who {
@@ -78,8 +74,8 @@ func resourceOf(sc *language.Scenario, arg string) (string, error) {
 	return gvr.Resource, nil
 }
 
-func runHold(sc *language.Scenario, inv language.Invocation) error {
-	t, err := targetOf(sc, inv.Args[0])
+func runHold(sc *language.Scenario, inv language.Invocation, names Names) error {
+	t, err := targetOf(sc, inv.Args[0], names)
 	if err != nil {
 		return err
 	}
@@ -242,8 +238,8 @@ func orNone(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-func runRelease(sc *language.Scenario, inv language.Invocation) error {
-	t, err := targetOf(sc, inv.Args[0])
+func runRelease(sc *language.Scenario, inv language.Invocation, names Names) error {
+	t, err := targetOf(sc, inv.Args[0], names)
 	if err != nil {
 		return err
 	}
@@ -343,9 +339,9 @@ func runMark(sc *language.Scenario, inv language.Invocation) error {
 	return nil
 }
 
-// markSeq returns the last call the trace held when mark NAME was taken,
+// MarkSeq returns the last call the trace held when mark NAME was taken,
 // for await ... since=NAME: the calls it counts are those sent after.
-func markSeq(sc *language.Scenario, name string) (int, error) {
+func MarkSeq(sc *language.Scenario, name string) (int, error) {
 	v := viewsOf(sc)
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -360,10 +356,10 @@ func markSeq(sc *language.Scenario, name string) (int, error) {
 	return 0, language.UsageError("since=%s: no mark called %s%s; %s", name, name, language.Suggest(name, marks), known)
 }
 
-// viewFailure returns the failure of a hold of actor's that failed and
+// HoldFailed returns the failure of a hold of actor's that failed and
 // that nothing has reported yet, and marks it reported: an await of the
 // actor fails with it at once.
-func viewFailure(sc *language.Scenario, actor string) error {
+func HoldFailed(sc *language.Scenario, actor string) error {
 	v := viewsOf(sc)
 	v.mu.Lock()
 	defer v.mu.Unlock()

@@ -1,4 +1,4 @@
-package running
+package views
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/roundtrip"
 )
 
 // What each actor is shown, at the wire: every actor's transport passes its
@@ -23,7 +24,7 @@ import (
 // process, so a hold holds across the actor's lives: a restarted process
 // meets the hold its predecessor left.
 
-// views is what the running extension keeps of what the scenario's actors
+// views is what the views extension keeps of what the scenario's actors
 // are shown.
 type views struct {
 	mu    sync.Mutex
@@ -64,26 +65,19 @@ func newViews() *views {
 	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}, markSeqs: map[string]int{}}
 }
 
-// viewsOf returns the views of sc.
-func viewsOf(sc *language.Scenario) *views { return stateOf(sc).views }
-
-// transport is the running extension's Extension.Transport: the rewriter
+// transport is the views extension's Extension.Transport: the rewriter
 // of actor's lists (outer, above the recorder, so that the trace shows the
 // request as sent), and the gate of its watches (inner, below it, so that
 // the recorder notes an event as shown only once the gate lets it through).
 func transport(sc *language.Scenario, actor string) (outer, inner func(http.RoundTripper) http.RoundTripper) {
 	outer = func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return rewrite(sc, actor, req, next) })
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) { return rewrite(sc, actor, req, next) })
 	}
 	inner = func(next http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) { return gateWatch(sc, actor, req, next) })
+		return roundtrip.Func(func(req *http.Request) (*http.Response, error) { return gateWatch(sc, actor, req, next) })
 	}
 	return outer, inner
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // anyPending reports whether a hold waits for a list to serve as of the
 // past: the rewriter reads no request when none does.
@@ -121,7 +115,7 @@ func rewrite(sc *language.Scenario, actor string, req *http.Request, next http.R
 	if !v.anyPending() {
 		return next.RoundTrip(req)
 	}
-	call := hooks.ParseRequest(actor, req)
+	req, call := hooks.Parsed(actor, req)
 	if call.Verb != "list" && call.Verb != "watch" {
 		return next.RoundTrip(req)
 	}
@@ -201,7 +195,7 @@ func gone(code int) string {
 // the transport asks for gzip itself and hands on the stream decoded, and
 // the client, which asked for gzip but takes identity too, gets it so.
 func gateWatch(sc *language.Scenario, actor string, req *http.Request, next http.RoundTripper) (*http.Response, error) {
-	call := hooks.ParseRequest(actor, req)
+	req, call := hooks.Parsed(actor, req)
 	if call.Verb == "watch" && req.Header.Get("Accept-Encoding") != "" {
 		req = req.Clone(req.Context())
 		req.Header.Del("Accept-Encoding")
