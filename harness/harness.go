@@ -66,6 +66,7 @@ const (
 	ControllerActor   = language.ControllerActor
 	SetupActor        = language.SetupActor
 	MaxExploreDepth   = explore.MaxDepth
+	MaxSummary        = language.MaxSummary
 	AnonymousActor    = running.AnonymousActor
 	SpawnedKubeconfig = running.SpawnedKubeconfig
 )

@@ -7,6 +7,7 @@ import (
 	"github.com/racekit/racekit/controller/race"
 	"github.com/racekit/racekit/harness"
 	"github.com/racekit/racekit/hooks"
+	"github.com/racekit/racekit/internal/hint"
 )
 
 // The scenario language reference comes in two forms, text for the terminal
@@ -43,6 +44,63 @@ func languageText() string {
 	}
 	fmt.Fprintf(&b, "\nVerbs: %s\n", strings.Join(hooks.Verbs, ", "))
 	fmt.Fprintf(&b, "Occurrences: 1st, 2nd, 3rd, ... or every (counted from when the hook is armed)\n")
+	return b.String()
+}
+
+// commandText renders one scenario command in full: its usage, its notes,
+// and its Detail (its Summary, when it has none), for racekit help
+// scenario NAME.
+func commandText(name string) (string, error) {
+	var names []string
+	for _, c := range harness.Commands(race.Commands()...) {
+		if strings.HasPrefix(c.Name, "test-") {
+			continue
+		}
+		names = append(names, c.Name)
+		if c.Name != name {
+			continue
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s%s\n\n", c.Name, c.Args, notes(c))
+		text := c.Summary
+		if c.Detail != "" {
+			text = c.Detail
+		}
+		b.WriteString(wrap(upper(text)+".", 76))
+		return b.String(), nil
+	}
+	return "", fmt.Errorf("no scenario command %q%s", name, hint.DidYouMean(name, names))
+}
+
+// upper returns s with its first letter in upper case: a command's text
+// begins in lower case, to follow its usage in a list, and reads as a
+// sentence of its own when it stands alone.
+func upper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// wrap breaks s into lines of at most width bytes at its spaces, ending
+// each with a newline.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	line := 0
+	for i, w := range strings.Fields(s) {
+		switch {
+		case i == 0:
+		case line+1+len(w) > width:
+			b.WriteString("\n")
+			line = 0
+		default:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(w)
+		line += len(w)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
 
@@ -88,7 +146,18 @@ func languageMarkdown() string {
 		if c.Hookable {
 			hook = "yes"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdEscape(strings.TrimSpace(c.Name+" "+c.Args)), mdEscape(c.Summary), neg, hook)
+		summary := mdEscape(c.Summary)
+		if c.Detail != "" {
+			summary += fmt.Sprintf(" ([more](#%s))", c.Name)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdEscape(strings.TrimSpace(c.Name+" "+c.Args)), summary, neg, hook)
+	}
+	b.WriteString("\n## The commands in detail\n\nWhat the tables leave out: each command's forms, what it waits for and what it\npromises (`racekit help scenario NAME` shows one).\n")
+	for _, c := range harness.Commands(race.Commands()...) {
+		if strings.HasPrefix(c.Name, "test-") || c.Detail == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n`%s`\n\n%s.\n", c.Name, strings.TrimSpace(c.Name+" "+c.Args), upper(c.Detail))
 	}
 	b.WriteString("\n## Hook points\n\n| point | when the action runs |\n|---|---|\n")
 	for _, p := range hooks.Points() {

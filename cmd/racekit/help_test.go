@@ -38,6 +38,31 @@ func TestLanguageDoc(t *testing.T) {
 	}
 }
 
+// TestSummariesFitOnALine holds racekit's own commands to a Summary of one
+// line of at most harness.MaxSummary bytes, whatever else they say going
+// in their Detail, and checks that racekit help scenario NAME shows each
+// command's Detail (its Summary, when it has none) and refuses a name no
+// command has.
+func TestSummariesFitOnALine(t *testing.T) {
+	for _, c := range harness.Commands(race.Commands()...) {
+		if strings.HasPrefix(c.Name, "test-") {
+			continue
+		}
+		assert.Assert(t, len(c.Summary) <= harness.MaxSummary && !strings.Contains(c.Summary, "\n"),
+			"%s's Summary is %d bytes or more than a line: put the rest in its Detail", c.Name, len(c.Summary))
+		var out, errOut strings.Builder
+		assert.Equal(t, run([]string{"help", "scenario", c.Name}, &out, &errOut), exitOK)
+		text := c.Summary
+		if c.Detail != "" {
+			text = c.Detail
+		}
+		assert.Equal(t, strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(c.Name+" "+c.Args+notes(c)+" "+upper(text)+"."), " "))
+	}
+	var out, errOut strings.Builder
+	assert.Equal(t, run([]string{"help", "scenario", "idel"}, &out, &errOut), exitUsage)
+	assert.Equal(t, errOut.String(), "racekit help scenario: no scenario command \"idel\" (did you mean \"idle\"?)\n")
+}
+
 // TestHelpListsEverything checks that racekit help scenario names every
 // command with its usage and summary, every hook point with its summary,
 // and, on its Verbs line, exactly the verbs a trigger can name. The verbs

@@ -78,17 +78,19 @@ Commands:
                   kubeconfig per actor, and print each call as it is answered
   help            show this help
   help scenario   show the scenario language: commands, hook points, verbs
+                  (help scenario NAME: one command in full)
 
 racekit COMMAND -h (or racekit help COMMAND) shows a command's usage and flags.
 `)
 }
 
 // helpUsage is the usage of racekit help itself.
-const helpUsage = `usage: racekit help [COMMAND | scenario [--markdown]]
+const helpUsage = `usage: racekit help [COMMAND | scenario [--markdown | NAME]]
 
 Shows racekit's commands, one command's usage (the same as racekit COMMAND
--h), or the scenario language; with --markdown, the scenario language as
-docs/scenario-language.md holds it.
+-h), or the scenario language: its commands, each in one line; with NAME,
+one scenario command in full (its Summary and Detail); with --markdown,
+the scenario language as docs/scenario-language.md holds it.
 `
 
 // help is racekit help: the commands, one command's usage, or the scenario
@@ -103,6 +105,13 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, languageText())
 	case len(args) == 2 && args[0] == "scenario" && args[1] == "--markdown":
 		fmt.Fprint(stdout, languageMarkdown())
+	case len(args) == 2 && args[0] == "scenario":
+		text, err := commandText(args[1])
+		if err != nil {
+			fmt.Fprintf(stderr, "racekit help scenario: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprint(stdout, text)
 	case len(args) == 1 && args[0] != "help" && slices.Contains(commands, args[0]):
 		return run([]string{args[0], "-h"}, stdout, stderr)
 	default:

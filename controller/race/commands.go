@@ -31,7 +31,8 @@ func Commands() []*racekit.Command {
 		},
 		{
 			Name: "counted-conflicts", Args: "RESOURCE OPERATION COUNT [as ACTOR]", Group: "assert", MinArgs: 3, MaxArgs: 5,
-			Summary: "assert the reference controller's conflict counter (racekit_controller_conflicts_total) for RESOURCE (webapps, deployments) and OPERATION (update, update-status, add-finalizer, remove-finalizer), of the instance that runs as ACTOR (default controller)",
+			Summary: "assert the reference controller's conflict counter for RESOURCE and OPERATION, of the instance that runs as ACTOR",
+			Detail:  "assert the reference controller's conflict counter (racekit_controller_conflicts_total) for RESOURCE (webapps, deployments) and OPERATION (update, update-status, add-finalizer, remove-finalizer), of the instance that runs as ACTOR (default controller)",
 			Run:     runCountedConflicts,
 		},
 		{

@@ -19,18 +19,21 @@ import (
 var controllerCommands = []*language.Command{
 	{
 		Name: "reconcile", Args: "[CONTROLLER] RESOURCE/NAME [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 4,
-		Summary: "run one reconcile of the object by the registered controller (CONTROLLER may be left out when one controller reconciles RESOURCE), as the controller actor or as ACTOR: another instance, as a second replica would be; " +
+		Summary: "run one reconcile of the object by the registered controller, as the controller actor or as ACTOR",
+		Detail: "run one reconcile of the object by the registered controller (CONTROLLER may be left out when one controller reconciles RESOURCE), as the controller actor or as ACTOR: another instance, as a second replica would be; " +
 			"a cached controller's cache first takes in every write so far; \"!\" expects Reconcile to return an error, which goes to stdout; a reconcile that a crash killed returned neither, and fails both (try reconcile goes on after it); a reconcile that makes more than " + strconv.Itoa(runawayCalls) + " calls of one kind is stopped as an unbounded retry",
 		Negation: language.NegSelf, Hookable: true, Run: runReconcile,
 	},
 	{
 		Name: "settle", Args: "[CONTROLLER] RESOURCE/NAME [max=N] [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 5,
-		Summary: "reconcile the object again while Reconcile returns an error or asks to be requeued, as a workqueue would but without its delays, at most N times (default " + strconv.Itoa(defaultSettle) + "); fails, naming the loop, when it never settles; every attempt is in the trace",
+		Summary: "reconcile the object again while Reconcile returns an error or asks to be requeued, at most N times (default 10)",
+		Detail:  "reconcile the object again while Reconcile returns an error or asks to be requeued, as a workqueue would but without its delays, at most N times (default " + strconv.Itoa(defaultSettle) + "); fails, naming the loop, when it never settles; every attempt is in the trace",
 		Run:     runSettle,
 	},
 	{
 		Name: "result", Args: "CONTROLLER done|requeue|requeue-after=DURATION|error|crashed [as ACTOR]", Group: "assert", MinArgs: 2, MaxArgs: 4,
-		Summary: "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), error, or crashed (a crash killed it, and it returned nothing)",
+		Summary: "assert what the controller's last reconcile returned: done, requeue, requeue-after=DURATION, error or crashed",
+		Detail:  "assert what the controller's last reconcile returned: done (an empty Result, no error), requeue, requeue-after=DURATION (RequeueAfter, such as 30s), error, or crashed (a crash killed it, and it returned nothing)",
 		Run:     runResult,
 	},
 }

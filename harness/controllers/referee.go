@@ -18,17 +18,20 @@ import (
 var refereeCommands = []*language.Command{
 	{
 		Name: "rereads", Args: "ACTOR RESOURCE/NAME[/SUB]", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary: "assert that ACTOR retried a write to the object that got 409 Conflict by reading it again: each write it sent to the object after a 409 (an update, a patch or a delete, by the resourceVersion it carries), in a reconcile or not, carried a version ACTOR had been shown for that object (by an answer about it, a list item or a watch event of it), not the refused one, and none older than one it had seen, as recorded on the wire; with no 409, or neither a read nor a write after it, there is no retry to judge, and it fails",
+		Summary: "assert that ACTOR retried each write to the object that got 409 Conflict by reading the object again",
+		Detail:  "assert that ACTOR retried a write to the object that got 409 Conflict by reading it again: each write it sent to the object after a 409 (an update, a patch or a delete, by the resourceVersion it carries), in a reconcile or not, carried a version ACTOR had been shown for that object (by an answer about it, a list item or a watch event of it), not the refused one, and none older than one it had seen, as recorded on the wire; with no 409, or neither a read nor a write after it, there is no retry to judge, and it fails",
 		Run:     runRereads,
 	},
 	{
 		Name: "referee", Args: "ACTOR", Group: "assert", MinArgs: 1, MaxArgs: 1,
-		Summary: "assert that ACTOR's calls broke none of the rules a failed reconcile names: in each of its reconciles (or, if it never reconciled, in all its calls), no stale object re-sent, no made-up or stale resourceVersion after a 409 (a version it was not shown for that object, or the refused one, or one older than it had seen; updates, patches and delete preconditions alike), no retry of a non-conflict, no update without a resourceVersion, no side effect called twice, no retry past its bound, as read on the wire; and, for its last reconcile, none of its controller's own rules about what the objects hold now (the reference controller's: a status that confirms a generation it did not act on, a write to a Deployment it does not control): the invariant an explore line most often needs",
+		Summary: "assert that ACTOR's calls broke none of the rules of optimistic concurrency a failed reconcile names",
+		Detail:  "assert that ACTOR's calls broke none of the rules a failed reconcile names: in each of its reconciles (or, if it never reconciled, in all its calls), no stale object re-sent, no made-up or stale resourceVersion after a 409 (a version it was not shown for that object, or the refused one, or one older than it had seen; updates, patches and delete preconditions alike), no retry of a non-conflict, no update without a resourceVersion, no side effect called twice, no retry past its bound, as read on the wire; and, for its last reconcile, none of its controller's own rules about what the objects hold now (the reference controller's: a status that confirms a generation it did not act on, a write to a Deployment it does not control): the invariant an explore line most often needs",
 		Run:     runReferee,
 	},
 	{
 		Name: "attempts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
-		Summary: "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; when the count is off, say which rule the extra calls broke",
+		Summary: "assert that ACTOR sent COUNT VERB calls on the object, whatever the answers, as recorded on the wire",
+		Detail:  "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; when the count is off, say which rule the extra calls broke",
 		Run:     runAttempts,
 	},
 }

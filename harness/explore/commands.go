@@ -24,11 +24,13 @@ func commandsWith(s Settings) []*language.Command {
 var commands = []*language.Command{
 	{
 		Name: "explore", Args: "[depth=N] [only=RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up, and each must match a call of the workload)",
+		Summary: "explore the workload COMMAND under every interferer of the with lines that follow, at every moment of its calls",
+		Detail:  "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up, and each must match a call of the workload)",
 	},
 	{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue; with every ... hooks it at every later call like the moment's too, a writer that keeps writing",
+		Summary: "name an interferer of the explore line above: a command that can run as a hook's action",
+		Detail:  "name an interferer of the explore line above: a command that can run as a hook's action, such as annotate bob deployments/web team=blue; with every ... hooks it at every later call like the moment's too, a writer that keeps writing",
 		Run: func(*language.Scenario, language.Invocation) error {
 			return language.UsageError("a with line belongs right under an explore line")
 		},

@@ -21,7 +21,8 @@ const readsState = "read as the API server holds it: its last answer about the o
 var assertCommands = []*Command{
 	{
 		Name: "conflicts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
-		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict (the Status reason Conflict: a 409 AlreadyExists is no conflict), as recorded on the wire, whatever the media type (JSON, YAML, protobuf, CBOR); it fails when a 409's reason is unknown (a body the recorder could not read), rather than guess",
+		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict, as recorded on the wire",
+		Detail:  "assert that the API server answered COUNT of ACTOR's VERB calls on the object with 409 Conflict (the Status reason Conflict: a 409 AlreadyExists is no conflict), as recorded on the wire, whatever the media type (JSON, YAML, protobuf, CBOR); it fails when a 409's reason is unknown (a body the recorder could not read), rather than guess",
 		Run:     runConflicts,
 	},
 	{
@@ -31,22 +32,26 @@ var assertCommands = []*Command{
 	},
 	{
 		Name: "field", Args: "RESOURCE/NAME PATH VALUE", Group: "assert", MinArgs: 3, MaxArgs: 3,
-		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own",
+		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, read as the API server holds it",
+		Detail:  "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own",
 		Run:     runField,
 	},
 	{
 		Name: "annotation", Args: "RESOURCE/NAME KEY[=VALUE]", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary:  "assert that the object carries the annotation (with VALUE, if given), " + readsState + "; a subresource is always read with a GET of its own; \"!\" asserts that it does not",
+		Summary:  "assert that the object carries the annotation (with VALUE, if given), read as the API server holds it",
+		Detail:   "assert that the object carries the annotation (with VALUE, if given), " + readsState + "; a subresource is always read with a GET of its own; \"!\" asserts that it does not",
 		Negation: NegSelf, Run: runAnnotation,
 	},
 	{
 		Name: "condition", Args: "RESOURCE/NAME TYPE STATUS [REASON]", Group: "assert", MinArgs: 3, MaxArgs: 4,
-		Summary: "assert that the object's status.conditions (metav1.Condition, as most controllers write them) has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
+		Summary: "assert that the object's status.conditions has condition TYPE with STATUS (and REASON), read as the API server holds it",
+		Detail:  "assert that the object's status.conditions (metav1.Condition, as most controllers write them) has condition TYPE with STATUS (True, False, Unknown) and, if given, REASON, " + readsState,
 		Run:     runCondition,
 	},
 	{
 		Name: "owned-by", Args: "RESOURCE/NAME RESOURCE/NAME", Group: "assert", MinArgs: 2, MaxArgs: 2,
-		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
+		Summary: "assert that the first object's controlling ownerReference names the second object, uid and all",
+		Detail:  "assert that the first object's controlling ownerReference names the second object, uid and all, each " + readsState,
 		Run:     runOwnedBy,
 	},
 	{

@@ -54,8 +54,15 @@ type Command struct {
 	Name string
 	// Args is the usage after the name, such as "ACTOR RESOURCE/NAME KEY=VALUE".
 	Args string
-	// Summary is one line for help.
+	// Summary is one sentence for help's list and the reference's table, at
+	// most MaxSummary bytes on one line, so that a list of sixty commands
+	// stays a list.
 	Summary string
+	// Detail, when a Summary cannot say enough, is what the command does in
+	// full, its forms and what it promises: help scenario NAME and the
+	// language reference's section of details show it in place of the
+	// Summary.
+	Detail string
 	// Group orders help: setup, write, race, assert.
 	Group string
 	// MinArgs and MaxArgs bound the arguments; MaxArgs -1 means no bound.
@@ -117,6 +124,11 @@ func isUsage(err error) bool {
 	_, ok := errors.AsType[*Usage](err)
 	return ok
 }
+
+// MaxSummary is the longest racekit's own commands' Summaries are (a test
+// holds them to it; a project's own commands are not refused for a longer
+// one): what a command says beyond that goes in its Detail.
+const MaxSummary = 200
 
 // groups are the groups a command may belong to, in help's order.
 var groups = []string{"setup", "write", "race", "run", "assert"}

@@ -13,7 +13,8 @@ import (
 var doCommands = []*Command{
 	{
 		Name: "do", Args: "COMMAND ARGS... ; COMMAND ARGS... ; ...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary: "run the commands between the ; words in order, stopping at the first that fails (a ; is a word of its own): a workload for explore that may wait (await, idle) for what a controller running on its own does, " +
+		Summary: "run the commands between the ; words in order, stopping at the first that fails: a workload for explore, or one hook action",
+		Detail: "run the commands between the ; words in order, stopping at the first that fails (a ; is a word of its own): a workload for explore that may wait (await, idle) for what a controller running on its own does, " +
 			"or, when each command can, one hook action; it cannot hold an assertion, an on, an explore or with line, or another do",
 		Hookable: true, Run: runDo,
 	},

@@ -13,7 +13,8 @@ import (
 var flowCommands = []*Command{
 	{
 		Name: "try", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
-		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, that a crash killed, or that is stopped as an unbounded retry; an await that a crash of what it waits for cuts short), so that the invariants, not the workload's error, judge each one",
+		Summary:  "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout",
+		Detail:   "run COMMAND, and go on whether it succeeds or fails; its error goes to stdout: for an explore workload that some interleavings refuse (a reconcile that returns a conflict, that a crash killed, or that is stopped as an unbounded retry; an await that a crash of what it waits for cuts short), so that the invariants, not the workload's error, judge each one",
 		Hookable: true, Run: runTry,
 	},
 	{

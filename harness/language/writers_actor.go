@@ -17,14 +17,16 @@ import (
 var actorCommands = []*Command{
 	{
 		Name: "actor", Args: "NAME [user=USER] [groups=GROUP,...] [impersonate=true]", Group: "setup", MinArgs: 2, MaxArgs: 4,
-		Summary: "declare, before NAME's first call, that NAME authenticates as USER (default NAME) in the GROUPs (default none) rather than in system:masters, so that RBAC decides what it may do; " +
+		Summary: "declare how an actor authenticates (its user, its groups, whether it may impersonate), so that RBAC decides what it may do",
+		Detail: "declare, before NAME's first call, that NAME authenticates as USER (default NAME) in the GROUPs (default none) rather than in system:masters, so that RBAC decides what it may do; " +
 			"rely on built-in grants, such as user=system:serviceaccount:kube-system:generic-garbage-collector (may get, update and delete anything, create nothing): a Role a scenario creates applies only once the API server's cache catches up; " +
 			"impersonate=true lets a process spawned as NAME send Impersonate-User, -Group, -Uid and -Extra-* headers through the racing proxy, which refuses them with 403 otherwise, and RBAC decides whether USER may (groups=system:masters may)",
 		Run: runActor,
 	},
 	{
 		Name: "adopt", Args: "ACTOR RESOURCE/NAME OWNER-RESOURCE/NAME", Group: "write", MinArgs: 3, MaxArgs: 3,
-		Summary:  "make the owner object the controlling owner of the object, as ACTOR: a merge patch that replaces its ownerReferences with a controller reference to the owner, uid and all (the owner read as assertions read it, unrecorded)",
+		Summary:  "make the owner object the controlling owner of the object, as ACTOR (a merge patch of its ownerReferences)",
+		Detail:   "make the owner object the controlling owner of the object, as ACTOR: a merge patch that replaces its ownerReferences with a controller reference to the owner, uid and all (the owner read as assertions read it, unrecorded)",
 		Negation: NegAPIError, Hookable: true, Run: runAdopt,
 	},
 	{

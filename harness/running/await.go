@@ -21,7 +21,8 @@ import (
 var waitCommands = []*language.Command{
 	{
 		Name: "await", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE [COUNT] [since=MARK] [within=DURATION]", Group: "run", MinArgs: 4, MaxArgs: 7,
-		Summary: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409, and none that match is in flight, its after-hooks' actions included: what a running controller must do, waited for as it happens on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life, whose first life may or may not have made such a call); " +
+		Summary: "wait until the trace holds COUNT of ACTOR's matching calls answered with CODE, and none that matches is in flight",
+		Detail: "wait until the trace holds COUNT (default 1) of ACTOR's calls that match and were answered with the HTTP status CODE, such as await controller update deployments/web 409, and none that match is in flight, its after-hooks' actions included: what a running controller must do, waited for as it happens on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life, whose first life may or may not have made such a call); " +
 			"fails after DURATION (default " + DefaultWait.String() + "), at once when a hold of the actor's failed (hold ... at= a compacted resourceVersion), as soon as the actor's controller or process has ended (on its own, halted or crashed: the message says which; a restart's new life is waited for), or at once when nothing that runs could make the call (ACTOR runs nothing, has no call in flight, and no armed hook is left whose action could act as ACTOR), with what the actor did and the trace's tail",
 		Run: runAwait,
 	},

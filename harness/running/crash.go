@@ -24,7 +24,8 @@ import (
 var crashCommands = []*language.Command{
 	{
 		Name: "crash", Args: "NAME|CONTROLLER [as ACTOR]", Group: "race", MinArgs: 1, MaxArgs: 3,
-		Summary: "kill at this moment what start or spawn runs as NAME (a process and every process it started get SIGKILL, and crash waits for all of them to exit; a started controller's context is cancelled), as a hook's action or on a line of its own: " +
+		Summary: "kill what start or spawn runs as NAME at this moment, as a hook's action or on a line of its own",
+		Detail: "kill at this moment what start or spawn runs as NAME (a process and every process it started get SIGKILL, and crash waits for all of them to exit; a started controller's context is cancelled), as a hook's action or on a line of its own: " +
 			"from then on that life's calls fail, the call that fired the hook is not sent (before) or loses its answer (after), and NAME can be started or spawned again; " +
 			"as a hook's action on a call of a registered CONTROLLER's reconcile, kill that reconcile as a killed process would: its later calls fail, its instance (client, cache, memory) is thrown away, and it returns nothing (result CONTROLLER crashed: reconcile and ! reconcile fail on it, try reconcile goes on, settle starts a fresh instance); " +
 			"with explore, with crash NAME tries every moment",

@@ -15,7 +15,8 @@ import (
 var idleCommands = []*language.Command{
 	{
 		Name: "idle", Args: "NAME [quiet=DURATION] [ignore=RESOURCE,...] [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 4,
-		Summary: "wait until what start or spawn runs as NAME has nothing left to do, on the strongest evidence it offers, which the trace names (idle: NAME settled by ...): " +
+		Summary: "wait until what start or spawn runs as NAME has nothing left to do, on the strongest evidence it offers",
+		Detail: "wait until what start or spawn runs as NAME has nothing left to do, on the strongest evidence it offers, which the trace names (idle: NAME settled by ...): " +
 			"its exit; for a controller started in process, every goroutine of its life parked (waiting on a channel, a lock, a timer or the network); for a process spawned with metrics=, its workqueues empty and nothing it took unfinished (workqueue_depth, workqueue_queue_duration_seconds and workqueue_work_duration_seconds, controller_runtime_active_workers); " +
 			"each in two readings that agree with nothing on the wire in between, with no call of its in flight (a call a hook's action holds is in flight) and each watch it has open having shown it every write made to its resource before now; " +
 			"an item that waits for a delay (a RequeueAfter, a retry's backoff) is not work: await the outcome of a retry first; " +
@@ -25,7 +26,8 @@ var idleCommands = []*language.Command{
 	},
 	{
 		Name: "ended", Args: "NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "wait until what start or spawn runs as NAME has ended on its own (a process exited, Run returned), and print how to stdout: for a program expected to stop by itself; " +
+		Summary: "wait until what start or spawn runs as NAME has ended on its own, and print how to stdout",
+		Detail: "wait until what start or spawn runs as NAME has ended on its own (a process exited, Run returned), and print how to stdout: for a program expected to stop by itself; " +
 			"fails at once when it was halted or crashed, and after DURATION (default " + DefaultWait.String() + ") when it still runs",
 		Run: runEnded,
 	},

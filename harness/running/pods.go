@@ -30,13 +30,15 @@ import (
 var podCommands = []*language.Command{
 	{
 		Name: "scheduler", Args: "[as ACTOR]", Group: "run", MinArgs: 0, MaxArgs: 2,
-		Summary: "spawn kube-scheduler (make scheduler builds it) as the actor ACTOR (default " + SchedulerActor + ") through the racing proxy, with a configuration of its own (no leader election, no serving port): it binds each pending pod of the scenario to one of the scenario's nodes (node NAME), and sees no other scenario's pods or nodes; " +
+		Summary: "spawn kube-scheduler as the actor ACTOR (default scheduler) through the racing proxy, binding the scenario's pods to its nodes",
+		Detail: "spawn kube-scheduler (make scheduler builds it) as the actor ACTOR (default " + SchedulerActor + ") through the racing proxy, with a configuration of its own (no leader election, no serving port): it binds each pending pod of the scenario to one of the scenario's nodes (node NAME), and sees no other scenario's pods or nodes; " +
 			"it returns once kube-scheduler has made its first call, and fails with the tail of its log when it exits first; halt, crash and restart take ACTOR as its name",
 		Run: runScheduler,
 	},
 	{
 		Name: "node", Args: "NAME [heartbeat] [as ACTOR]", Group: "run", MinArgs: 1, MaxArgs: 4,
-		Summary: "spawn a kubelet, kubemark's hollow node (make kubemark builds it: the real kubelet with a fake container runtime, whose containers start at once and run nothing), as the actor ACTOR (default NAME) through the racing proxy: it registers the node NAME.$NAMESPACE, labelled " + ScenarioLabel + "=$NAMESPACE, renews its lease in kube-node-lease, and runs the scenario's pods bound to it, through the kubelet's own pod workers and status manager, until they are Running and Ready; it deletes a deleted pod once its containers are stopped; " +
+		Summary: "spawn a kubelet (kubemark's hollow node) that registers the node NAME.$NAMESPACE and runs the scenario's pods bound to it",
+		Detail: "spawn a kubelet, kubemark's hollow node (make kubemark builds it: the real kubelet with a fake container runtime, whose containers start at once and run nothing), as the actor ACTOR (default NAME) through the racing proxy: it registers the node NAME.$NAMESPACE, labelled " + ScenarioLabel + "=$NAMESPACE, renews its lease in kube-node-lease, and runs the scenario's pods bound to it, through the kubelet's own pod workers and status manager, until they are Running and Ready; it deletes a deleted pod once its containers are stopped; " +
 			"the scenario's processes list and watch only the scenario's nodes; the API server taints a new node not-ready, which kube-controller-manager's node-lifecycle-controller takes off once the node is Ready (controller-manager controllers=...,node-lifecycle-controller); " +
 			"it returns once the kubelet's registration of the node is answered, with heartbeat once its lease is written too (a kubelet that starts before its node exists writes its first lease at its next renewal, 10s later), and fails with the tail of its log when it exits first; the node, its lease and its CSINode are deleted when the scenario ends; halt, crash and restart take ACTOR as its name",
 		Run: runNode,

@@ -22,7 +22,8 @@ import (
 var readyCommands = []*language.Command{
 	{
 		Name: "ready", Args: "pods/NAME|nodes/NAME|statefulsets/NAME [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "wait until the object is ready, as the API server holds it: a pod Running with its condition Ready True; a node with its condition Ready True and no not-ready taint (node.kubernetes.io/not-ready), so that the scheduler may bind pods to it; a StatefulSet whose status has observed its generation and counts spec.replicas replicas, all of them Ready; " +
+		Summary: "wait until the pod, node or StatefulSet is ready, as the API server holds it",
+		Detail: "wait until the object is ready, as the API server holds it: a pod Running with its condition Ready True; a node with its condition Ready True and no not-ready taint (node.kubernetes.io/not-ready), so that the scheduler may bind pods to it; a StatefulSet whose status has observed its generation and counts spec.replicas replicas, all of them Ready; " +
 			"the object is read (as assertions read it, unrecorded) when ready begins and again after each answer on the wire about it, never on a timer; " +
 			"an object that does not exist yet is waited for; fails at once when a pod has ended (Succeeded or Failed), or when nothing runs on its own that could change it, and after DURATION (default " + DefaultWait.String() + ") with what the object shows",
 		Run: runReady,

@@ -21,7 +21,8 @@ import (
 var restartCommands = []*language.Command{
 	{
 		Name: "restart", Args: "NAME [stale RESOURCE...] [at=RV|MARK] [within=DURATION]", Group: "run", MinArgs: 1, MaxArgs: -1,
-		Summary: "crash what start or spawn runs as NAME (as crash does; a NAME a crash already killed is not crashed again), then start or spawn it again at once with its last command line and environment, as a new life of the same actor (a process's log is then $WORK/NAME.2.log, and so on); " +
+		Summary: "crash what start or spawn runs as NAME, then start or spawn it again at once, as a new life of the same actor",
+		Detail: "crash what start or spawn runs as NAME (as crash does; a NAME a crash already killed is not crashed again), then start or spawn it again at once with its last command line and environment, as a new life of the same actor (a process's log is then $WORK/NAME.2.log, and so on); " +
 			"each stale RESOURCE is held at the wire for it as of at= (a resourceVersion or a mark; default: the revision at the crash), as hold NAME RESOURCE at= holds it: its next LIST of RESOURCE is served as of then, and its watch held until release; " +
 			"a spawned NAME keeps the ports it holds (ports=) across the restart, and within= overrides the spawn line's own bound of its wait for them; " +
 			"as a hook's action, at that moment; with explore, with restart NAME tries every moment",

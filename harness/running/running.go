@@ -24,14 +24,16 @@ import (
 var runCommands = []*language.Command{
 	{
 		Name: "start", Args: "CONTROLLER [as ACTOR]", Group: "run", MinArgs: 1, MaxArgs: 3,
-		Summary: "run the registered controller on its own, as its main would (its informers, workqueue and workers; Controller.Run), as the controller actor or as ACTOR: every call it makes passes through the scenario's hooks and recorder, and a hook blocks the call that fired it until its action is done; " +
+		Summary: "run the registered controller on its own, as its main would (informers, workqueue, workers), as the controller actor or ACTOR",
+		Detail: "run the registered controller on its own, as its main would (its informers, workqueue and workers; Controller.Run), as the controller actor or as ACTOR: every call it makes passes through the scenario's hooks and recorder, and a hook blocks the call that fired it until its action is done; " +
 			"its LISTs and WATCHes of a namespaced resource across every namespace are sent as ones of the scenario's namespace, so that it sees no other scenario's objects; " +
 			"the scenario halts it at its end; once halted, it can be started again",
 		Run: runStart,
 	},
 	{
 		Name: "halt", Args: "NAME [grace=DURATION]", Group: "run", MinArgs: 1, MaxArgs: 2,
-		Summary: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process's group gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "), and what else it started is killed once it has exited; " +
+		Summary: "stop what start or spawn started: cancel a controller's context, or SIGTERM a process and SIGKILL it after the grace period",
+		Detail: "stop what start or spawn started: a controller's context is cancelled and Run must return, a process's group gets SIGTERM, and SIGKILL when it has not exited after the grace period (default " + DefaultGrace.String() + "), and what else it started is killed once it has exited; " +
 			"fails, naming it, when it does not stop in time or had already ended with an error; a process's output goes to stdout; a halted NAME can be started or spawned again; of a NAME a crash killed, halt only waits for a controller's Run to return",
 		Run: runHalt,
 	},

@@ -13,7 +13,8 @@ import (
 var collectionCommands = []*language.Command{
 	{
 		Name: "delete-collection", Args: "ACTOR RESOURCE [labelSelector=SELECTOR] [fieldSelector=SELECTOR]", Group: "write", MinArgs: 2, MaxArgs: 4,
-		Summary: "DELETE the collection of RESOURCE in the scenario's namespace as ACTOR (the verb deletecollection): every object of it, or those the selectors select, in one call; " +
+		Summary: "DELETE the collection of RESOURCE in the scenario's namespace as ACTOR, or the part the selectors select, in one call",
+		Detail: "DELETE the collection of RESOURCE in the scenario's namespace as ACTOR (the verb deletecollection): every object of it, or those the selectors select, in one call; " +
 			"the trace's copies of the collection's objects are then unknown, so assertions read them with a GET; " +
 			"a cluster-scoped RESOURCE (customresourcedefinitions, namespaces) is refused, since its collection is every scenario's on the shared API server: delete the objects the scenario made one by one, with delete",
 		Negation: language.NegAPIError, Hookable: true, Run: runDeleteCollection,

@@ -50,12 +50,14 @@ var snapshotCommands = []*language.Command{
 	},
 	{
 		Name: "delete", Args: "ACTOR RESOURCE/NAME [resourceVersion=RV] [uid=UID] [propagation=Background|Orphan|Foreground]", Group: "write", MinArgs: 2, MaxArgs: 5,
-		Summary:  "DELETE the object as ACTOR, with preconditions on its resourceVersion and uid if given, and the propagationPolicy given (what a garbage collector, controller-manager's, does with the objects it owns; without one, the API server's default for the kind)",
+		Summary:  "DELETE the object as ACTOR, with resourceVersion and uid preconditions and a propagationPolicy if given",
+		Detail:   "DELETE the object as ACTOR, with preconditions on its resourceVersion and uid if given, and the propagationPolicy given (what a garbage collector, controller-manager's, does with the objects it owns; without one, the API server's default for the kind)",
 		Negation: language.NegAPIError, Hookable: true, Run: runDelete,
 	},
 	{
 		Name: "answered", Args: "ACTOR VERB RESOURCE[/NAME[/SUB]] CODE REASON [MESSAGE]", Group: "assert", MinArgs: 5, MaxArgs: 6,
-		Summary: "assert that the API server answered ACTOR's last VERB call on the object or collection with HTTP status CODE and REASON (Conflict; OK for a success), and a Status message matching the regular expression MESSAGE, as recorded on the wire",
+		Summary: "assert that the API server answered ACTOR's last VERB call on the object or collection with CODE and REASON",
+		Detail:  "assert that the API server answered ACTOR's last VERB call on the object or collection with HTTP status CODE and REASON (Conflict; OK for a success), and a Status message matching the regular expression MESSAGE, as recorded on the wire",
 		Run:     runAnswered,
 	},
 }

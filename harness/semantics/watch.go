@@ -33,7 +33,8 @@ var watchCommands = []*language.Command{
 	},
 	{
 		Name: "next", Args: "WATCH ADDED|MODIFIED|DELETED|BOOKMARK|ERROR|END [NAME|CODE [REASON]]", Group: "assert", MinArgs: 2, MaxArgs: 4,
-		Summary: "read the next event of WATCH, waiting at most 10s, and assert its type and the object's NAME (an ERROR's Status CODE and REASON; END: the server closed the stream); the event's object becomes snapshot WATCH",
+		Summary: "read the next event of WATCH, waiting at most 10s, and assert its type and its object's NAME (or an ERROR's CODE)",
+		Detail:  "read the next event of WATCH, waiting at most 10s, and assert its type and the object's NAME (an ERROR's Status CODE and REASON; END: the server closed the stream); the event's object becomes snapshot WATCH",
 		Run:     runNext,
 	},
 }

@@ -23,19 +23,22 @@ import (
 func commands(names Names) []*language.Command {
 	return []*language.Command{{
 		Name: "hold", Args: "ACTOR RESOURCE [at=RV|MARK|SNAPSHOT] | CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary: "keep the watch events of RESOURCE back from ACTOR, in order, until release: every watch stream of it the actor has open or opens while held, in the actor's transport (in process, a started controller, or a spawned process through the racing proxy), whatever its encoding; events the actor has not read yet are held too, and a watch-list's initial events (the state it starts from) pass; " +
+		Summary: "keep the watch events of RESOURCE back from ACTOR, in order, until release, or show it the store as of at=",
+		Detail: "keep the watch events of RESOURCE back from ACTOR, in order, until release: every watch stream of it the actor has open or opens while held, in the actor's transport (in process, a started controller, or a spawned process through the racing proxy), whatever its encoding; events the actor has not read yet are held too, and a watch-list's initial events (the state it starts from) pass; " +
 			"the hold is the scenario's, so it holds across the actor's lives (halt, then start or spawn again); NAME, a name start or spawn ran, holds the actor it runs as; " +
 			"at= also sends the actor's next list of RESOURCE (the one its informer makes when it starts or relists) as of that resourceVersion, a mark's or a snapshot's: resourceVersion=RV&resourceVersionMatch=Exact, which the API server answers from its history (an informer's watch-list, which cannot start in the past, is sent so too, refused, and the informer lists); its watch then starts from there, held; the scenario fails, naming this line, when that list fails (410 Expired: compacted; an await of the actor fails at once), and when nothing ever meets the hold; " +
 			"for a registered cached controller, hold CONTROLLER RESOURCE [as ACTOR] keeps the events from the cache racekit feeds it instead, once the cache holds every write before the hold (its informers start if it has not reconciled yet), and the controller reads what it had; the trace shows each hold where it happened",
 		Hookable: true, Run: func(sc *language.Scenario, inv language.Invocation) error { return runHold(sc, inv, names) },
 	}, {
 		Name: "release", Args: "ACTOR RESOURCE [relist] | CONTROLLER RESOURCE [as ACTOR]", Group: "race", MinArgs: 2, MaxArgs: 4,
-		Summary: "deliver the watch events hold kept back, in order, and let those that follow through; relist instead ends each held watch stream with an ERROR event 410 Expired, in the stream's encoding, as kube-apiserver ends a watch whose resourceVersion is compacted, and drops what it held: the informer lists again and sees only the present, never the states in between; " +
+		Summary: "deliver the watch events hold kept back, in order, or end each held watch with 410 Expired (relist)",
+		Detail: "deliver the watch events hold kept back, in order, and let those that follow through; relist instead ends each held watch stream with an ERROR event 410 Expired, in the stream's encoding, as kube-apiserver ends a watch whose resourceVersion is compacted, and drops what it held: the informer lists again and sees only the present, never the states in between; " +
 			"a cached controller's next reconcile waits until its cache has the events; fails when nothing is held, or when the hold met nothing or failed",
 		Hookable: true, Run: func(sc *language.Scenario, inv language.Invocation) error { return runRelease(sc, inv, names) },
 	}, {
 		Name: "mark", Args: "NAME", Group: "race", MinArgs: 1, MaxArgs: 1,
-		Summary:  "name the revision of the whole store now (etcd's, after every write answered so far) NAME, for a later hold ACTOR RESOURCE at=NAME; the scenario keeps old revisions from then on, so that no other scenario's compact removes it; the trace shows the mark where it was taken",
+		Summary:  "name the revision of the whole store now NAME, for a later hold, restart or await since=",
+		Detail:   "name the revision of the whole store now (etcd's, after every write answered so far) NAME, for a later hold ACTOR RESOURCE at=NAME; the scenario keeps old revisions from then on, so that no other scenario's compact removes it; the trace shows the mark where it was taken",
 		Hookable: true, Run: runMark,
 	}}
 }
