@@ -26,8 +26,9 @@ var assertCommands = []*Command{
 		Run:     runConflicts,
 	},
 	{
-		Name: "wire", Args: "ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT", Group: "assert", MinArgs: 5, MaxArgs: 5,
+		Name: "wire", Args: "ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT [since=MARK]", Group: "assert", MinArgs: 5, MaxArgs: 6,
 		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, whatever the reason, as recorded on the wire",
+		Detail:  "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, whatever the reason, as recorded on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life: wire controller delete configmaps/src 200 0 since=restarted says it deleted nothing)",
 		Run:     runWire,
 	},
 	{
@@ -136,27 +137,40 @@ func countConflicts(calls []*record.Exchange) conflictCount {
 	return n
 }
 
-// runWire counts the answers with the status code, whatever their reason.
+// runWire counts the answers with the status code, whatever their reason,
+// to the calls sent since the mark since= names (every call without it).
 func runWire(sc *Scenario, inv Invocation) error {
-	actor, verb := inv.Args[0], inv.Args[1]
-	code, err := strconv.Atoi(inv.Args[3])
-	if err != nil || code < 100 || code > 599 {
-		return UsageError("bad status code %q", inv.Args[3])
+	args, opts, err := SplitOptions(inv.Args, []string{SinceOption})
+	if err != nil {
+		return err
 	}
-	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[4])
+	if len(args) != 5 {
+		return UsageError("want ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT [since=MARK], got %q", strings.Join(inv.Args, " "))
+	}
+	after, err := sc.Since(opts)
+	if err != nil {
+		return err
+	}
+	actor, verb := args[0], args[1]
+	code, err := strconv.Atoi(args[3])
+	if err != nil || code < 100 || code > 599 {
+		return UsageError("bad status code %q", args[3])
+	}
+	r, want, tr, calls, err := sc.wireCalls(actor, verb, args[2], args[4])
 	if err != nil {
 		return err
 	}
 	got := 0
 	for _, x := range calls {
-		if x.Code == code {
+		if x.Seq > after && x.Code == code {
 			got++
 		}
 	}
 	if got != want {
-		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"), strconv.Itoa(want), strconv.Itoa(got),
-			fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
-				want, code, actor, verb, r, got, tr.Tail(20)))
+		since := SinceText(opts)
+		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"+since), strconv.Itoa(want), strconv.Itoa(got),
+			fmt.Errorf("want %d %d responses to %s %s %s on the wire%s, saw %d\n%s",
+				want, code, actor, verb, r, since, got, tr.Tail(20)))
 	}
 	return nil
 }
