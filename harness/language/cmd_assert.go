@@ -34,8 +34,9 @@ var assertCommands = []*Command{
 	{
 		Name: "field", Args: "RESOURCE/NAME PATH VALUE", Group: "assert", MinArgs: 3, MaxArgs: 3,
 		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, read as the API server holds it",
-		Detail:  "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own",
-		Run:     runField,
+		Detail: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE (<absent>: it has none), " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own; " +
+			"\"!\" asserts that the object is there and its field does not have VALUE: a field that is absent has no VALUE, so it holds (unless VALUE is <absent>), and an object that is not there fails it: a deleted object is no object whose field differs (! field statefulsets/web spec.replicas 0: it was neither scaled to nothing nor deleted)",
+		Negation: NegSelf, Run: runField,
 	},
 	{
 		Name: "annotation", Args: "RESOURCE/NAME KEY[=VALUE]", Group: "assert", MinArgs: 2, MaxArgs: 2,
@@ -189,9 +190,15 @@ func runField(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return UsageError("%v", err)
 	}
+	claim, want := r.String()+" "+inv.Args[1], inv.Args[2]
+	if inv.Neg {
+		want = "not " + want
+	}
 	obj, err := sc.ReadRef(r)
 	if apierrors.IsNotFound(err) {
-		return Mismatched(r.String()+" "+inv.Args[1], inv.Args[2], NotFound, fmt.Errorf("read %s: %w", r, err))
+		// A deleted object holds no field, but "! field" says the object
+		// is there with another value: the object that is gone fails it.
+		return Mismatched(claim, want, NotFound, fmt.Errorf("read %s: %w", r, err))
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
@@ -201,16 +208,24 @@ func runField(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", r, inv.Args[1], err)
 	}
-	got := "<absent>"
+	got := absent
 	if found {
 		got = Render(v)
 	}
-	if want := inv.Args[2]; got != want {
-		return Mismatched(r.String()+" "+inv.Args[1], want, got,
+	switch {
+	case inv.Neg && got == inv.Args[2]:
+		return Mismatched(claim, want, got,
+			fmt.Errorf("%s %s: want any value but %s, and it is %s\n%s", r, inv.Args[1], inv.Args[2], got, sc.Trace().Tail(20)))
+	case !inv.Neg && got != want:
+		return Mismatched(claim, want, got,
 			fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }
+
+// absent is what field shows of a field the object does not have, and
+// the VALUE that asserts it has none.
+const absent = "<absent>"
 
 // Render prints a field value the way scenarios write it: scalars bare,
 // anything else as JSON.
@@ -241,13 +256,13 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 	}
 	got, present := obj.GetAnnotations()[key]
 	holds := present && (!withValue || got == want)
-	shown := "<absent>"
+	shown := absent
 	if present {
 		shown = key + "=" + got
 	}
 	switch {
 	case inv.Neg && holds:
-		return Mismatched(claim, "<absent>", shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
+		return Mismatched(claim, absent, shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
 	case !inv.Neg && !present && r.Subresource != "":
 		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !present:
@@ -314,7 +329,7 @@ func runCondition(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("%s status.conditions is not a list of conditions: %w", r, err)
 	}
 	want := []string{typ, status}
-	got := []string{typ, "<absent>"}
+	got := []string{typ, absent}
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] != typ {
