@@ -23,9 +23,9 @@ func commandsWith(s Settings) []*language.Command {
 // commands are explore's commands; the explore line's Run is commandsWith's.
 var commands = []*language.Command{
 	{
-		Name: "explore", Args: "[depth=N] [only=RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Name: "explore", Args: "[depth=N] [only=[ACTOR:]RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
 		Summary: "explore the workload COMMAND under every interferer of the with lines that follow, at every moment of its calls",
-		Detail:  "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it (only=rabbitmqclusters/r is the object, not its status; several only= add up, and each must match a call of the workload)",
+		Detail:  "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it, by any actor, or with ACTOR: by ACTOR alone (only=rabbitmqclusters/r is the object, not its status; only=rabbitmq:rabbitmqclusters/r leaves out kcm's reads of it; several only= add up, and each must match a call of the workload)",
 	},
 	{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
