@@ -19,6 +19,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -93,11 +94,7 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 	began := time.Now()
 	failed := 0
 	for _, s := range suites {
-		args := append([]string{"test", "-json", "-count=1", "-timeout", "60m"}, s.args...)
-		if race != "" {
-			args = append(args[:4], append([]string{race}, args[4:]...)...)
-		}
-		cmd := exec.Command("go", args...)
+		cmd := exec.Command("go", goTestArgs(race, s)...)
 		cmd.Dir = s.dir
 		cmd.Env = append(os.Environ(), "RACEKIT_EXPLORATIONS=10")
 		cmd.Stderr = os.Stderr
@@ -130,10 +127,16 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := readVerdicts(out, verdicts); err != nil {
+		mine := map[string]string{}
+		if err := readVerdicts(out, mine); err != nil {
 			return nil, err
 		}
-		_ = cmd.Wait() // a failing test is a verdict, read above
+		if err := ran(s, mine, cmd.Wait()); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for k, v := range mine {
+			verdicts[k] = v
+		}
 	}
 	for _, v := range verdicts {
 		if v == "fail" {
@@ -142,6 +145,44 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 	}
 	fmt.Printf("stress: %-18s %d tests, %d failed (%s)\n", name, len(verdicts), failed, time.Since(began).Round(time.Second))
 	return verdicts, nil
+}
+
+// goTestArgs returns the arguments of go test for suite s, with the race
+// flag when race is set.
+func goTestArgs(race string, s suite) []string {
+	args := []string{"test", "-json", "-count=1", "-timeout", "60m"}
+	if race != "" {
+		args = append(args, race)
+	}
+	return append(args, s.args...)
+}
+
+// ran returns an error when suite s did not run as a suite of tests: go
+// test ended (err, from Wait) other than with a failing test among its
+// verdicts, or it gave no verdict at all. Without it, a go test that could
+// not start (a bad flag, a build failure) would be 0 tests and 0
+// differences, a silent pass.
+func ran(s suite, verdicts map[string]string, err error) error {
+	where := strings.Join(append([]string{"go test"}, s.args...), " ")
+	if s.dir != "." {
+		where += " (in " + s.dir + ")"
+	}
+	if len(verdicts) == 0 {
+		return fmt.Errorf("%s gave no verdict: %v", where, err)
+	}
+	if err == nil {
+		return nil
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	for _, v := range verdicts {
+		if v == "fail" {
+			return nil // a failing test is a verdict
+		}
+	}
+	return fmt.Errorf("%s failed with no failing test: %w", where, err)
 }
 
 // event is a line of go test -json.

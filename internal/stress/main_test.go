@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+)
+
+// TestGoTestArgs checks that the race flag stands alone and -timeout keeps
+// its value: once, the flag went between -timeout and 60m, every suite
+// failed to start, and stress passed over 0 tests.
+func TestGoTestArgs(t *testing.T) {
+	s := suite{".", []string{"./harness", "-run", "TestPorts"}}
+	for _, tc := range []struct {
+		race string
+		want []string
+	}{
+		{"", []string{"test", "-json", "-count=1", "-timeout", "60m", "./harness", "-run", "TestPorts"}},
+		{"-race", []string{"test", "-json", "-count=1", "-timeout", "60m", "-race", "./harness", "-run", "TestPorts"}},
+	} {
+		if d := cmp.Diff(tc.want, goTestArgs(tc.race, s)); d != "" {
+			t.Errorf("race %q (-want +got):\n%s", tc.race, d)
+		}
+	}
+}
+
+// exit returns the error of a process that exits with code.
+func exit(t *testing.T, code string) error {
+	t.Helper()
+	err := exec.Command("sh", "-c", "exit "+code).Run()
+	assert.Assert(t, err != nil)
+	return err
+}
+
+// TestRan checks which ends of go test are a suite's verdicts and which
+// are an error: no verdict, a failure with no failing test, an exit other
+// than 1.
+func TestRan(t *testing.T) {
+	s := suite{"examples", []string{"./..."}}
+	pass := map[string]string{"p TestA": "pass"}
+	fail := map[string]string{"p TestA": "pass", "p TestB": "fail"}
+	for _, tc := range []struct {
+		name     string
+		verdicts map[string]string
+		err      error
+		want     string // a part of the error; "" for none
+	}{
+		{"all passed", pass, nil, ""},
+		{"a test failed", fail, exit(t, "1"), ""},
+		{"no verdict", map[string]string{}, exit(t, "2"), "go test ./... (in examples) gave no verdict"},
+		{"no verdict, exit 0", nil, nil, "gave no verdict"},
+		{"exit 1, nothing failed", pass, exit(t, "1"), "failed with no failing test"},
+		{"exit 2", fail, exit(t, "2"), "exit status 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ran(s, tc.verdicts, tc.err)
+			if tc.want == "" {
+				assert.NilError(t, err)
+				return
+			}
+			assert.Assert(t, err != nil && strings.Contains(err.Error(), tc.want), "got %v, want %q", err, tc.want)
+		})
+	}
+}
