@@ -3,6 +3,7 @@ package explore
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -53,7 +54,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	if !ok {
 		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
 	}
-	xo := Options{Parallel: s.Parallel}
+	xo := Options{Parallel: s.Parallel, Auto: s.Auto}
 	xo.Select, xo.Selected = momentsRun(sc.T())
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.
@@ -146,14 +147,28 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "explored %s: %d moments (%s), %d interleavings at depth %d, %d failed\n",
 			workload, len(r.Moments), equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
 	}
+	if a := r.Auto; a != nil {
+		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky\n",
+			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky)
+	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string
 		for _, h := range il.Hooks {
 			moment = append(moment, h.Trigger())
 			interferer = append(interferer, h.Interferer)
 		}
+		if il.Class != "" {
+			if len(moment) == 0 {
+				// A plan with no hook takes its fault before the
+				// workload, or after it.
+				moment = []string{"before the workload"}
+			}
+			interferer = []string{il.Fault}
+		}
 		outcome := "pass"
 		switch {
+		case il.Flaky:
+			outcome = "flaky (a rerun did not show it again): " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
 		case il.NotApplicable:
 			outcome = "n/a (" + il.NotApplicableWhy + ")"
 		case !il.Passed:
@@ -165,6 +180,18 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "  %-48s %s\n", rc.Moment.Trigger(), rc.LeftOut())
 	}
 	return b.String()
+}
+
+// autoPlans renders the plans of an explore auto exploration by class.
+func autoPlans(plans map[string]int) string {
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(plans)) {
+		parts = append(parts, fmt.Sprintf("%d %s", plans[c], c))
+	}
+	if len(parts) == 0 {
+		return "no plan"
+	}
+	return strings.Join(parts, ", ") + " plans"
 }
 
 // Explored returns what the scenario's explore line found, or nil when it

@@ -1,0 +1,284 @@
+package auto
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/running"
+)
+
+// The classes of plan, as the report names them.
+const (
+	ClassReference    = "reference"
+	ClassTwin         = "twin"
+	ClassIntermediate = "intermediate"
+	ClassStale        = "stale"
+	ClassNull         = "null"
+)
+
+// The marks the plans take; a scenario's own marks of these names are
+// overwritten in the runs.
+const (
+	staleMark   = "auto-stale"
+	restartMark = "auto-restart"
+)
+
+// Operator is what runs on its own in the scenario: the name start or
+// spawn runs it as, and the actor of its calls.
+type Operator struct {
+	Name, Actor string
+}
+
+// operatorNames returns the names the setup's and the workload's start and
+// spawn lines run, in order, without those the setup halts again.
+func operatorNames(setup []explore.Line, workload string) []string {
+	var names []string
+	add := func(words []string) {
+		if len(words) < 2 {
+			return
+		}
+		switch words[0] {
+		case "start", "spawn":
+			if !slices.Contains(names, words[1]) {
+				names = append(names, words[1])
+			}
+		case "halt":
+			names = slices.DeleteFunc(names, func(n string) bool { return n == words[1] })
+		}
+	}
+	for _, l := range setup {
+		add(strings.Fields(l.Text))
+	}
+	if f := strings.Fields(workload); len(f) > 0 && f[0] == "do" {
+		for _, part := range strings.Split(strings.TrimPrefix(strings.TrimSpace(workload), "do"), " ; ") {
+			add(strings.Fields(part))
+		}
+	}
+	return names
+}
+
+// operatorsOf returns the operators names run as, with the actor each ran
+// as in the learning run (lives).
+func operatorsOf(names []string, lives []running.Life) []Operator {
+	var out []Operator
+	for _, n := range names {
+		op := Operator{Name: n, Actor: n}
+		for _, lf := range lives {
+			if lf.Name == n {
+				op.Actor = lf.Actor
+			}
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// watched returns the resources actor listed or watched with a 2xx answer
+// in rows, in order of first call.
+func watched(rows []record.Row, actor string) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Actor != actor || (r.Verb != "list" && r.Verb != "watch") || r.Code/100 != 2 || r.Service != "" {
+			continue
+		}
+		res, _, _ := strings.Cut(r.Object, "/")
+		if !slices.Contains(out, res) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// settle returns the lines that settle every operator: idle of each.
+func settle(ops []Operator) []string {
+	var out []string
+	for _, op := range ops {
+		out = append(out, "idle "+op.Name)
+	}
+	return out
+}
+
+// observe returns the line that reads the end state, with the resources
+// the learning run touched, so that a run that touched fewer reads them
+// too.
+func observe(resources []string) string {
+	return strings.TrimSpace("auto-observe " + strings.Join(resources, " "))
+}
+
+// restartTail returns the lines after the workload of a plan that
+// restarts op once every operator has settled: against a view of
+// resource as of the stale mark when resource is set (stale), or
+// fresh (the neutral twin); then the wait for its new life's watch of
+// watch, and the settling again.
+func restartTail(ops []Operator, op Operator, resource, watch string) []string {
+	tail := settle(ops)
+	tail = append(tail, "mark "+restartMark)
+	if resource != "" {
+		tail = append(tail, fmt.Sprintf("restart %s stale %s at=%s", op.Name, resource, staleMark))
+	} else {
+		tail = append(tail, "restart "+op.Name)
+	}
+	if watch != "" {
+		tail = append(tail, fmt.Sprintf("await %s watch %s 200 since=%s", op.Actor, watch, restartMark))
+	}
+	return append(tail, settle(ops)...)
+}
+
+// rowsBySeq returns rows by sequence number.
+func rowsBySeq(rows []record.Row) map[int]record.Row {
+	out := map[int]record.Row{}
+	for _, r := range rows {
+		if r.Seq > 0 {
+			out[r.Seq] = r
+		}
+	}
+	return out
+}
+
+// writesTo returns the sequence numbers of rows' successful writes to an
+// object of resource (a create, update, patch, delete or deletecollection
+// answered 2xx), in order.
+func writesTo(rows []record.Row, resource string) []int {
+	var out []int
+	for _, r := range rows {
+		res, _, _ := strings.Cut(r.Object, "/")
+		if res != resource || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" {
+			continue
+		}
+		if record.WriteVerbs[r.Verb] || r.Verb == "deletecollection" {
+			out = append(out, r.Seq)
+		}
+	}
+	return out
+}
+
+// prefix renders the writes of writes that came before a moment whose
+// call is seq: before it is sent, those sent earlier; after its answer,
+// it too.
+func prefix(writes []int, point string, seq int) string {
+	var parts []string
+	for _, w := range writes {
+		if w < seq || point == "after" && w == seq {
+			parts = append(parts, strconv.Itoa(w))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+var notName = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// name makes a run name of words.
+func name(words ...string) string {
+	return strings.Trim(notName.ReplaceAllString(strings.Join(words, "_"), "_"), "_")
+}
+
+// planner makes an explore auto exploration's plans from its learning run.
+type planner struct {
+	ops       []Operator
+	learned   *explore.Learned
+	resources []string // what auto-observe reads
+}
+
+// base returns the plans every exploration runs besides its faults: the
+// second reference run and each operator's neutral twin (a restart after
+// the workload with a fresh view), with tails, unnumbered.
+func (p *planner) base() []explore.Plan {
+	obs := observe(p.resources)
+	out := []explore.Plan{{Name: "reference_2", Class: ClassReference, Fault: "none (reference run 2)",
+		Tail: append(settle(p.ops), obs)}}
+	for _, op := range p.ops {
+		w := ""
+		if ws := watched(p.learned.Trace.Rows(), op.Actor); len(ws) > 0 {
+			w = ws[0]
+		}
+		out = append(out, explore.Plan{Name: name("twin_restart", op.Name, "after_the_workload"), Class: ClassTwin,
+			Fault: "restart " + op.Name + " after the workload (fresh)", Tail: append(restartTail(p.ops, op, "", w), obs)})
+	}
+	return out
+}
+
+// faults returns the plans of the intermediate and stale classes (the
+// unobserved class is not built yet), unnumbered, in order: by operator,
+// class, then moment.
+//
+// Intermediate: a restart of the operator at each moment of its own
+// writes that took effect (before it is sent, after its answer), each a
+// moment explore explores (Learned.Kept); the moment after an update
+// answered with the resourceVersion it sent changed nothing, and is left
+// out.
+//
+// Stale: for each resource the operator lists or watches, a mark at each
+// moment explore explores, and before the workload; after the workload,
+// a restart of the operator against its view of that resource as of the
+// mark. Two marks after the same writes to the resource are one plan,
+// and a mark after every write of the learning run is the view at the
+// restart itself (the twin), and is left out.
+func (p *planner) faults() []explore.Plan {
+	l := p.learned
+	rows := l.Trace.Rows()
+	bySeq := rowsBySeq(rows)
+	obs := observe(p.resources)
+	var out []explore.Plan
+	for _, op := range p.ops {
+		for i, m := range l.Moments {
+			r := bySeq[l.Seq[i]]
+			if !l.Kept[i] || m.Actor != op.Actor || !(record.WriteVerbs[m.Verb] || m.Verb == "deletecollection") || r.Code/100 != 2 {
+				continue
+			}
+			if m.Point == "after" && r.SentRV != "" && r.SentRV == r.GotRV {
+				continue
+			}
+			h := explore.Hook{Moment: m, Interferer: "restart " + op.Name}
+			out = append(out, explore.Plan{Name: name("intermediate", m.Name()), Class: ClassIntermediate,
+				Fault: h.Interferer, Hooks: []explore.Hook{h}, Tail: append(settle(p.ops), obs)})
+		}
+		for _, res := range watched(rows, op.Actor) {
+			writes := writesTo(rows, res)
+			all := prefix(writes, "after", int(^uint(0)>>1))
+			tail := append(restartTail(p.ops, op, res, res), obs)
+			fault := fmt.Sprintf("mark; restart %s stale %s at the mark", op.Name, res)
+			seen := map[string]bool{all: true}
+			if pre := prefix(writes, "before", l.From+1); !seen[pre] {
+				seen[pre] = true
+				out = append(out, explore.Plan{Name: name("stale", res, "before_the_workload"), Class: ClassStale, Fault: fault,
+					Heads: []string{"mark " + staleMark}, Tail: tail})
+			}
+			for i, m := range l.Moments {
+				if !l.Kept[i] {
+					continue
+				}
+				pre := prefix(writes, m.Point, l.Seq[i])
+				if seen[pre] {
+					continue
+				}
+				seen[pre] = true
+				h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}
+				out = append(out, explore.Plan{Name: name("stale", res, m.Name()), Class: ClassStale, Fault: fault,
+					Hooks: []explore.Hook{h}, Heads: []string{"mark " + staleMark}, Tail: tail})
+			}
+		}
+	}
+	return out
+}
+
+// null returns the plans whose fault cannot matter: a mark with no
+// restart at each moment explore explores (of the first operator's
+// calls, and the first of anyone's). None may be a finding.
+func (p *planner) null() []explore.Plan {
+	obs := observe(p.resources)
+	var out []explore.Plan
+	for i, m := range p.learned.Moments {
+		if !p.learned.Kept[i] {
+			continue
+		}
+		h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}
+		out = append(out, explore.Plan{Name: name("null_mark", m.Name()), Class: ClassNull, Fault: "mark, no restart",
+			Hooks: []explore.Hook{h}, Tail: append(settle(p.ops), obs)})
+	}
+	return out
+}
