@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/racekit/racekit/harness/controlplane"
@@ -53,7 +52,17 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	ops := operatorsOf(names, l.Lives)
 	p := &planner{ops: ops, learned: l, resources: ref1.Resources}
-	base, faults := p.base(), p.faults()
+	// First the second reference run and the neutral twins: the masks,
+	// and which calls recur, come from them.
+	base := p.base()
+	bstates := make([]State, len(base))
+	for i := range base {
+		base[i].Index = i
+		base[i].Done = func(sc *language.Scenario) { bstates[i] = Observed(sc) }
+	}
+	bils := a.Run(ctx, cp, opts, filepath.Join(dir, "base"), base, xo)
+	p.recurs = recurring(bils[0].Trace.Rows())
+	faults := p.faults()
 	if xo.AutoNull {
 		faults = append(faults, p.null()...)
 	}
@@ -77,28 +86,23 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	if unselected > 0 {
 		rep.Selected = xo.Selected
 	}
-	for i := range base {
-		base[i].Index = len(faults) + i
+	states := make([]State, len(todo))
+	for i := range todo {
+		todo[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
 	}
-	runs := append(slices.Clone(base), todo...)
-	states := make([]State, len(runs))
-	for i := range runs {
-		runs[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
-	}
-	ils := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), runs, xo)
+	out := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), todo, xo)
 
-	o := newOracle(ref1, states[0], ils[0])
+	o := newOracle(ref1, bstates[0], bils[0])
 	for i := 1; i < len(base); i++ {
-		o.twin(states[i], ils[i])
+		o.twin(bstates[i], bils[i])
 	}
 	sum := &explore.AutoSummary{References: 2, Plans: map[string]int{}, BaseMask: BaseMask}
 	sum.Masked, sum.Unstable = o.masks.List()
-	out := ils[len(base):]
 	var again []explore.Plan
 	var againAt []int
 	for i := range out {
 		sum.Plans[out[i].Class]++
-		sum.Discarded += o.judge(&out[i], states[len(base)+i])
+		sum.Discarded += o.judge(&out[i], states[i])
 		if !out[i].Passed && !out[i].NotApplicable {
 			again = append(again, todo[i])
 			againAt = append(againAt, i)

@@ -54,7 +54,7 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 	}
 	st := State{Read: true, Objects: map[string]map[string]string{}, History: HistoryOf(sc.Trace().Rows())}
 	for _, res := range resources {
-		if sc.Service(res) {
+		if sc.Service(res) || unrecorded(res) {
 			continue
 		}
 		gvr, namespaced, err := sc.ControlPlane().Resource(res)

@@ -126,7 +126,15 @@ func restartTail(ops []Operator, op Operator, resource, watch string) []string {
 	if watch != "" {
 		tail = append(tail, fmt.Sprintf("await %s watch %s 200 since=%s", op.Actor, watch, restartMark))
 	}
-	return append(tail, settle(ops)...)
+	tail = append(tail, settle(ops)...)
+	if resource != "" {
+		// The stale view ends, as a lagging API server catches up: what
+		// the operator did against it and undoes once it sees the
+		// present is no finding; what it cannot undo (a delete) is.
+		tail = append(tail, fmt.Sprintf("release %s %s", op.Name, resource))
+		tail = append(tail, settle(ops)...)
+	}
+	return tail
 }
 
 // rowsBySeq returns rows by sequence number.
@@ -182,6 +190,29 @@ type planner struct {
 	ops       []Operator
 	learned   *explore.Learned
 	resources []string // what auto-observe reads
+	// recurs reports whether a moment's call came in the second
+	// reference run too: a call on an object of a name of the run's own
+	// (an event's) never comes again, and is no moment to plan at.
+	recurs func(explore.Moment) bool
+}
+
+// recurring returns what tells whether a moment's call, the occ-th of its
+// actor, verb and object, came in rows too.
+func recurring(rows []record.Row) func(explore.Moment) bool {
+	n := map[string]int{}
+	for _, r := range rows {
+		if r.Actor != "" && r.Verb != "" {
+			n[r.Actor+" "+r.Verb+" "+r.Object]++
+		}
+	}
+	return func(m explore.Moment) bool { return n[m.Actor+" "+m.Verb+" "+m.Object] >= m.Occ }
+}
+
+// plannable reports whether the learning run's moment i is one to plan
+// at: one explore explores, whose call recurs.
+func (p *planner) plannable(i int) bool {
+	m := p.learned.Moments[i]
+	return p.learned.Kept[i] && !unrecorded(m.Object) && (p.recurs == nil || p.recurs(m))
 }
 
 // base returns the plans every exploration runs besides its faults: the
@@ -227,7 +258,7 @@ func (p *planner) faults() []explore.Plan {
 	for _, op := range p.ops {
 		for i, m := range l.Moments {
 			r := bySeq[l.Seq[i]]
-			if !l.Kept[i] || m.Actor != op.Actor || !(record.WriteVerbs[m.Verb] || m.Verb == "deletecollection") || r.Code/100 != 2 {
+			if !p.plannable(i) || m.Actor != op.Actor || !(record.WriteVerbs[m.Verb] || m.Verb == "deletecollection") || r.Code/100 != 2 {
 				continue
 			}
 			if m.Point == "after" && r.SentRV != "" && r.SentRV == r.GotRV {
@@ -249,7 +280,7 @@ func (p *planner) faults() []explore.Plan {
 					Heads: []string{"mark " + staleMark}, Tail: tail})
 			}
 			for i, m := range l.Moments {
-				if !l.Kept[i] {
+				if !p.plannable(i) {
 					continue
 				}
 				pre := prefix(writes, m.Point, l.Seq[i])
@@ -273,7 +304,7 @@ func (p *planner) null() []explore.Plan {
 	obs := observe(p.resources)
 	var out []explore.Plan
 	for i, m := range p.learned.Moments {
-		if !p.learned.Kept[i] {
+		if !p.plannable(i) {
 			continue
 		}
 		h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}

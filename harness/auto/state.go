@@ -41,12 +41,22 @@ func historyKey(verb, actor, object string, code int) string {
 	return verb + " " + actor + " " + object + " " + strconv.Itoa(code)
 }
 
+// Unrecorded are the resources the oracle leaves out of end states and
+// histories, and the planner out of its moments: Kubernetes Events are a
+// best-effort record of what happened, with names of the run's own and
+// counts that timing decides, not state a controller acts on.
+var Unrecorded = []string{"events"}
+
+// unrecorded reports whether object (RESOURCE or RESOURCE/NAME) is of an
+// Unrecorded resource.
+func unrecorded(object string) bool { return slices.Contains(Unrecorded, resourceOf(object)) }
+
 // HistoryOf counts rows' successful creates and deletes of objects in the
-// scenario's namespace (or cluster-scoped).
+// scenario's namespace (or cluster-scoped), but of Unrecorded resources.
 func HistoryOf(rows []record.Row) History {
 	h := History{}
 	for _, r := range rows {
-		if (r.Verb != "create" && r.Verb != "delete") || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" {
+		if (r.Verb != "create" && r.Verb != "delete") || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" || unrecorded(r.Object) {
 			continue
 		}
 		h[historyKey(r.Verb, r.Actor, r.Object, r.Code)]++
@@ -157,15 +167,31 @@ func Flatten(obj map[string]any, namespace string) map[string]string {
 type Masks struct {
 	Fields   map[string]map[string]bool
 	Unstable map[string]bool
+	// History are the counts of creates and deletes the references
+	// differed on (History's keys).
+	History map[string]bool
 }
 
 // MasksOf returns the masks the reference runs refs make: every field one
 // of them has with another value than another, or has and another lacks,
 // and every resource of which one holds an object another does not.
 func MasksOf(refs []State) Masks {
-	m := Masks{Fields: map[string]map[string]bool{}, Unstable: map[string]bool{}}
+	m := Masks{Fields: map[string]map[string]bool{}, Unstable: map[string]bool{}, History: map[string]bool{}}
 	for i := 1; i < len(refs); i++ {
 		a, b := refs[0], refs[i]
+		for _, k := range union(slices.Collect(maps.Keys(a.History)), slices.Collect(maps.Keys(b.History))) {
+			if a.History[k] == b.History[k] {
+				continue
+			}
+			m.History[k] = true
+			// An object that one reference wrote and the other never
+			// did has a name of the run's own (a generated one, an
+			// event's): its resource is unstable.
+			obj := strings.Fields(k)[2]
+			if !a.wrote(obj) || !b.wrote(obj) {
+				m.Unstable[resourceOf(obj)] = true
+			}
+		}
 		for _, key := range union(slices.Collect(maps.Keys(a.Objects)), slices.Collect(maps.Keys(b.Objects))) {
 			oa, inA := a.Objects[key]
 			ob, inB := b.Objects[key]
@@ -184,6 +210,16 @@ func MasksOf(refs []State) Masks {
 		}
 	}
 	return m
+}
+
+// wrote reports whether st's history has a create or delete of object.
+func (st State) wrote(object string) bool {
+	for k := range st.History {
+		if strings.Fields(k)[2] == object {
+			return true
+		}
+	}
+	return false
 }
 
 // List renders the field masks as OBJECT FIELD lines, sorted, and the
@@ -266,15 +302,14 @@ func Diff(ref, run State, m Masks) []explore.Difference {
 		}
 	}
 	for _, k := range union(slices.Collect(maps.Keys(ref.History)), slices.Collect(maps.Keys(run.History))) {
-		if ref.History[k] == run.History[k] {
+		if ref.History[k] == run.History[k] || m.History[k] {
 			continue
 		}
 		f := strings.Fields(k)
 		verb, actor, object, code := f[0], f[1], f[2], f[3]
-		if m.Unstable[resourceOf(object)] {
-			if _, ok := ref.Objects[object]; !ok {
-				continue
-			}
+		if m.Unstable[resourceOf(object)] && !ref.wrote(object) {
+			// An object of a name of the run's own.
+			continue
 		}
 		out = append(out, explore.Difference{Kind: "history", Object: object, Field: verb + " by " + actor + " (" + code + ")",
 			Reference: strconv.Itoa(ref.History[k]), Run: strconv.Itoa(run.History[k])})
