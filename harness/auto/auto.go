@@ -94,7 +94,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 
 	o := newOracle(ref1, bstates[0], bils[0])
 	for i := 1; i < len(base); i++ {
-		o.twin(bstates[i], bils[i])
+		o.twin(p.group[base[i].Name], bstates[i], bils[i])
 	}
 	sum := &explore.AutoSummary{References: 2, Plans: map[string]int{}, BaseMask: BaseMask}
 	sum.Masked, sum.Unstable = o.masks.List()
@@ -102,7 +102,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	var againAt []int
 	for i := range out {
 		sum.Plans[out[i].Class]++
-		sum.Discarded += o.judge(&out[i], states[i])
+		sum.Discarded += o.judge(&out[i], states[i], p.group[todo[i].Name])
 		if !out[i].Passed && !out[i].NotApplicable {
 			again = append(again, todo[i])
 			againAt = append(againAt, i)
@@ -117,7 +117,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		}
 		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), again, xo)
 		for j, i := range againAt {
-			o.judge(&ils2[j], states2[j])
+			o.judge(&ils2[j], states2[j], p.group[again[j].Name])
 			o.confirm(&out[i], ils2[j])
 			if out[i].Flaky {
 				sum.Flaky++
@@ -158,13 +158,14 @@ type oracle struct {
 	ref      State
 	masks    Masks
 	refFails map[string]bool
-	twins    []explore.Difference
+	// twins are what each group's neutral twin showed (planner.group).
+	twins map[string][]explore.Difference
 }
 
 // newOracle returns the oracle of two reference runs: the learning run's
 // end state ref1, and the second run's, ref2 (its interleaving il2).
 func newOracle(ref1, ref2 State, il2 explore.Interleaving) *oracle {
-	o := &oracle{ref: ref1, masks: MasksOf([]State{ref1, ref2}), refFails: map[string]bool{}}
+	o := &oracle{ref: ref1, masks: MasksOf([]State{ref1, ref2}), refFails: map[string]bool{}, twins: map[string][]explore.Difference{}}
 	for _, f := range il2.Failures {
 		o.refFails[signature(f)] = true
 	}
@@ -173,8 +174,8 @@ func newOracle(ref1, ref2 State, il2 explore.Interleaving) *oracle {
 
 // twin notes what a neutral twin's run shows against the references:
 // a plan's difference it shows too is set aside.
-func (o *oracle) twin(st State, il explore.Interleaving) {
-	o.twins = append(o.twins, o.differences(st, il)...)
+func (o *oracle) twin(group string, st State, il explore.Interleaving) {
+	o.twins[group] = append(o.twins[group], o.differences(st, il)...)
 }
 
 // signature is what makes two failures the same one across runs: the
@@ -206,8 +207,8 @@ func (o *oracle) differences(st State, il explore.Interleaving) []explore.Differ
 // differences the neutral twins do not; n/a when explore found its moment
 // never came, or it could not start; a pass otherwise. It returns how many
 // differences it set aside because a twin showed them too.
-func (o *oracle) judge(il *explore.Interleaving, st State) int {
-	ds, discarded := Without(o.differences(st, *il), o.twins)
+func (o *oracle) judge(il *explore.Interleaving, st State, group string) int {
+	ds, discarded := Without(o.differences(st, *il), o.twins[group])
 	keepNA := il.NotApplicable && !strings.HasPrefix(il.NotApplicableWhy, "interferer failed")
 	switch {
 	case keepNA:

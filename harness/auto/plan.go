@@ -194,6 +194,18 @@ type planner struct {
 	// reference run too: a call on an object of a name of the run's own
 	// (an event's) never comes again, and is no moment to plan at.
 	recurs func(explore.Moment) bool
+	// group says, by plan name, which neutral twin a plan is compared
+	// with: "restart NAME" for a plain restart, "stale NAME RESOURCE"
+	// for a restart against a view of RESOURCE.
+	group map[string]string
+}
+
+// grouped notes that the plan called name belongs with twin group g.
+func (p *planner) grouped(name, g string) {
+	if p.group == nil {
+		p.group = map[string]string{}
+	}
+	p.group[name] = g
 }
 
 // recurring returns what tells whether a moment's call, the occ-th of its
@@ -223,12 +235,25 @@ func (p *planner) base() []explore.Plan {
 	out := []explore.Plan{{Name: "reference_2", Class: ClassReference, Fault: "none (reference run 2)",
 		Tail: append(settle(p.ops), obs)}}
 	for _, op := range p.ops {
+		ws := watched(p.learned.Trace.Rows(), op.Actor)
 		w := ""
-		if ws := watched(p.learned.Trace.Rows(), op.Actor); len(ws) > 0 {
+		if len(ws) > 0 {
 			w = ws[0]
 		}
-		out = append(out, explore.Plan{Name: name("twin_restart", op.Name, "after_the_workload"), Class: ClassTwin,
+		n := name("twin_restart", op.Name, "after_the_workload")
+		p.grouped(n, "restart "+op.Name)
+		out = append(out, explore.Plan{Name: n, Class: ClassTwin,
 			Fault: "restart " + op.Name + " after the workload (fresh)", Tail: append(restartTail(p.ops, op, "", w), obs)})
+		// The stale plans' twin: the same restart against a view of the
+		// resource as of a mark taken right before it, so nothing is
+		// stale but the held watch itself.
+		for _, res := range ws {
+			n := name("twin_stale", op.Name, res)
+			p.grouped(n, "stale "+op.Name+" "+res)
+			tail := append(append(settle(p.ops), "mark "+staleMark), restartTail(p.ops, op, res, res)...)
+			out = append(out, explore.Plan{Name: n, Class: ClassTwin,
+				Fault: fmt.Sprintf("restart %s stale %s as of now (nothing stale)", op.Name, res), Tail: append(tail, obs)})
+		}
 	}
 	return out
 }
@@ -265,6 +290,7 @@ func (p *planner) faults() []explore.Plan {
 				continue
 			}
 			h := explore.Hook{Moment: m, Interferer: "restart " + op.Name}
+			p.grouped(name("intermediate", m.Name()), "restart "+op.Name)
 			out = append(out, explore.Plan{Name: name("intermediate", m.Name()), Class: ClassIntermediate,
 				Fault: h.Interferer, Hooks: []explore.Hook{h}, Tail: append(settle(p.ops), obs)})
 		}
@@ -276,6 +302,7 @@ func (p *planner) faults() []explore.Plan {
 			seen := map[string]bool{all: true}
 			if pre := prefix(writes, "before", l.From+1); !seen[pre] {
 				seen[pre] = true
+				p.grouped(name("stale", res, "before_the_workload"), "stale "+op.Name+" "+res)
 				out = append(out, explore.Plan{Name: name("stale", res, "before_the_workload"), Class: ClassStale, Fault: fault,
 					Heads: []string{"mark " + staleMark}, Tail: tail})
 			}
@@ -289,6 +316,7 @@ func (p *planner) faults() []explore.Plan {
 				}
 				seen[pre] = true
 				h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}
+				p.grouped(name("stale", res, m.Name()), "stale "+op.Name+" "+res)
 				out = append(out, explore.Plan{Name: name("stale", res, m.Name()), Class: ClassStale, Fault: fault,
 					Hooks: []explore.Hook{h}, Heads: []string{"mark " + staleMark}, Tail: tail})
 			}

@@ -110,7 +110,33 @@ func masked(path string, patterns []string) bool {
 	return false
 }
 
-var index = regexp.MustCompile(`\[\d+\]`)
+var index = regexp.MustCompile(`\[[^\]]*\]`)
+
+// listKey returns the field that keys the elements of list, as the API
+// server's list-type map does (a Service's ports, a Pod's containers, a
+// status's conditions): "name" when every element is an object with a
+// distinct string name, else "type" likewise, else "" (the list is
+// compared by index). So two runs that list the same elements in
+// another order do not differ.
+func listKey(list []any) string {
+	for _, key := range []string{"name", "type"} {
+		seen := map[string]bool{}
+		ok := true
+		for _, y := range list {
+			m, isMap := y.(map[string]any)
+			v, isString := m[key].(string)
+			if !isMap || !isString || seen[v] {
+				ok = false
+				break
+			}
+			seen[v] = true
+		}
+		if ok {
+			return key
+		}
+	}
+	return ""
+}
 
 // Flatten returns obj's leaf fields by path, each value in JSON, with the
 // base mask applied, timestamps replaced by <time> and namespace by
@@ -139,7 +165,12 @@ func Flatten(obj map[string]any, namespace string) map[string]string {
 			if len(x) == 0 {
 				out[path] = "[]"
 			}
+			key := listKey(x)
 			for i, y := range x {
+				if key != "" {
+					walk(path+"["+key+"="+y.(map[string]any)[key].(string)+"]", y)
+					continue
+				}
 				walk(path+"["+strconv.Itoa(i)+"]", y)
 			}
 		case string:
