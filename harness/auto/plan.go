@@ -26,6 +26,7 @@ const (
 const (
 	staleMark   = "auto-stale"
 	restartMark = "auto-restart"
+	freshMark   = "auto-fresh"
 )
 
 // Operator is what runs on its own in the scenario: the name start or
@@ -132,6 +133,18 @@ func restartTail(ops []Operator, op Operator, resource, watch string) []string {
 		// the operator did against it and undoes once it sees the
 		// present is no finding; what it cannot undo (a delete) is.
 		tail = append(tail, fmt.Sprintf("release %s %s", op.Name, resource))
+		tail = append(tail, settle(ops)...)
+		// Then a fresh restart: an operator that met 409s against its
+		// stale view waits to retry in its workqueue's back-off, which
+		// no metric shows (workqueue_depth counts the items ready now),
+		// so idle may settle it before the retry and its end state would
+		// hold a transient error. The fresh life reconciles every object
+		// at once; what the stale life did that cannot be undone stays
+		// in the history.
+		tail = append(tail, "mark "+freshMark, "restart "+op.Name)
+		if watch != "" {
+			tail = append(tail, fmt.Sprintf("await %s watch %s 200 since=%s", op.Actor, watch, freshMark))
+		}
 		tail = append(tail, settle(ops)...)
 	}
 	return tail
@@ -306,10 +319,8 @@ func (p *planner) faults() []explore.Plan {
 				out = append(out, explore.Plan{Name: name("stale", res, "before_the_workload"), Class: ClassStale, Fault: fault,
 					Heads: []string{"mark " + staleMark}, Tail: tail})
 			}
-			for i, m := range l.Moments {
-				if !p.plannable(i) {
-					continue
-				}
+			for _, i := range markAt(l, writes, p.plannable) {
+				m := l.Moments[i]
 				pre := prefix(writes, m.Point, l.Seq[i])
 				if seen[pre] {
 					continue
@@ -323,6 +334,49 @@ func (p *planner) faults() []explore.Plan {
 		}
 	}
 	return out
+}
+
+// markAt returns, of the learning run l's moments that plannable keeps,
+// one per distinct prefix of writes (the view a mark there gives), in
+// order of their first moment: the moment right after the prefix's last
+// write when it is one, since it names the change that made the view and
+// comes again in every run; else the first moment of that prefix. A
+// moment chosen by another call (the 2nd of an operator's status
+// updates, say) can fall on the other side of a write in a rerun, whose
+// no-op calls come in another number.
+func markAt(l *explore.Learned, writes []int, plannable func(int) bool) []int {
+	var order []string
+	first := map[string]int{}
+	best := map[string]int{}
+	for i, m := range l.Moments {
+		if !plannable(i) {
+			continue
+		}
+		pre := prefix(writes, m.Point, l.Seq[i])
+		if _, ok := first[pre]; !ok {
+			first[pre] = i
+			order = append(order, pre)
+		}
+		if _, ok := best[pre]; !ok && m.Point == "after" && lastOf(pre) == l.Seq[i] {
+			best[pre] = i
+		}
+	}
+	out := make([]int, 0, len(order))
+	for _, pre := range order {
+		if i, ok := best[pre]; ok {
+			out = append(out, i)
+		} else {
+			out = append(out, first[pre])
+		}
+	}
+	return out
+}
+
+// lastOf returns the last sequence number of a prefix, or 0 when it is
+// empty.
+func lastOf(pre string) int {
+	n, _ := strconv.Atoi(pre[strings.LastIndex(pre, ",")+1:])
+	return n
 }
 
 // null returns the plans whose fault cannot matter: a mark with no

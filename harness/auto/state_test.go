@@ -106,3 +106,38 @@ func TestPrefixAndHistory(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// TestMarkAt checks which moment each distinct view of a resource is
+// marked at: right after the write that made it when that is a moment,
+// else the first moment with that view; a moment that is not plannable
+// is never chosen.
+func TestMarkAt(t *testing.T) {
+	mo := func(point, actor, verb string) explore.Moment {
+		return explore.Moment{Point: point, Actor: actor, Verb: verb, Object: "things/a", Occ: 1}
+	}
+	// Calls: 10 op status update (write), 11 alice delete (write), 12 op get.
+	l := &explore.Learned{
+		Moments: []explore.Moment{
+			mo("before", "op", "update"), mo("after", "op", "update"),
+			mo("before", "alice", "delete"), mo("after", "alice", "delete"),
+			mo("before", "op", "get"), mo("after", "op", "get"),
+		},
+		Seq: []int{10, 10, 11, 11, 12, 12},
+	}
+	all := func(int) bool { return true }
+	for _, tc := range []struct {
+		name      string
+		writes    []int
+		plannable func(int) bool
+		want      []int
+	}{
+		{"after each write", []int{10, 11}, all, []int{0, 1, 3}},
+		{"no write is a moment's own", []int{5}, all, []int{0}},
+		{"the write's after is not plannable", []int{10, 11}, func(i int) bool { return i != 3 }, []int{0, 1, 4}},
+		{"nothing plannable", []int{10}, func(int) bool { return false }, []int{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.DeepEqual(t, markAt(l, tc.writes, tc.plannable), tc.want)
+		})
+	}
+}
