@@ -46,14 +46,7 @@ func TestCheck(t *testing.T) {
 		{"saw something else", result("a", replicas), racekit.FailsAt("field statefulsets/r-server spec.replicas 3").Saw("1"), "want it to fail at field statefulsets/r-server spec.replicas 3 saw 1; its failures:\n  x.txtar:3: field statefulsets/r-server spec.replicas 3 (want 3, got 2)"},
 		{"another command", result("a", replicas), racekit.FailsAt("annotation statefulsets/r-server team=blue"), "not as it should"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.r.Check(tc.want)
-			if tc.err == "" {
-				assert.NilError(t, err)
-				return
-			}
-			assert.ErrorContains(t, err, tc.err)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkWant(t, tc.r, tc.want, tc.err) })
 	}
 }
 
@@ -90,15 +83,20 @@ func TestCheckExplored(t *testing.T) {
 		{"no run may fail", explored(run(moment, wire)), racekit.Passes(), "no want names it"},
 		{"explored nothing", result("e", harness.Failure{Command: "explore"}), finds, "explored nothing"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.r.Check(tc.want)
-			if tc.err == "" {
-				assert.NilError(t, err)
-				return
-			}
-			assert.ErrorContains(t, err, tc.err)
-		})
+		t.Run(tc.name, func(t *testing.T) { checkWant(t, tc.r, tc.want, tc.err) })
 	}
+}
+
+// checkWant requires that r.Check(want) passes when err is empty, and
+// fails with a message holding err otherwise.
+func checkWant(t *testing.T, r racekit.Result, want racekit.Want, err string) {
+	t.Helper()
+	got := r.Check(want)
+	if err == "" {
+		assert.NilError(t, got)
+		return
+	}
+	assert.ErrorContains(t, got, err)
 }
 
 // TestParseWant reads a header's want, and refuses what it cannot read.

@@ -105,7 +105,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, languageText())
 	case len(args) == 2 && args[0] == "scenario" && args[1] == "--markdown":
 		fmt.Fprint(stdout, languageMarkdown())
-	case len(args) == 2 && args[0] == "scenario":
+	case len(args) == 2 && args[0] == "scenario" && !strings.HasPrefix(args[1], "-"):
 		text, err := commandText(args[1])
 		if err != nil {
 			fmt.Fprintf(stderr, "racekit help scenario: %v\n", err)

@@ -29,9 +29,9 @@ var refereeCommands = []*language.Command{
 		Run:     runReferee,
 	},
 	{
-		Name: "attempts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT", Group: "assert", MinArgs: 4, MaxArgs: 4,
+		Name: "attempts", Args: "ACTOR VERB RESOURCE/NAME[/SUB] COUNT [since=MARK]", Group: "assert", MinArgs: 4, MaxArgs: 5,
 		Summary: "assert that ACTOR sent COUNT VERB calls on the object, whatever the answers, as recorded on the wire",
-		Detail:  "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; when the count is off, say which rule the extra calls broke",
+		Detail:  "assert that ACTOR sent COUNT VERB calls on the object (or on the registry: create registrations/NAME), whatever the answers, as recorded on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life); when the count is off, say which rule the extra calls broke",
 		Run:     runAttempts,
 	},
 }
@@ -127,29 +127,42 @@ func runRereads(sc *language.Scenario, inv language.Invocation) error {
 	return nil
 }
 
+// runAttempts counts actor's VERB calls on the object sent since the mark
+// since= names (every call without it), whatever their answers.
 func runAttempts(sc *language.Scenario, inv language.Invocation) error {
-	actor, verb := inv.Args[0], inv.Args[1]
-	if !slices.Contains(referee.CallVerbs, verb) {
-		return language.UsageError("unknown verb %q%s; attempts counts %s", verb, language.Suggest(verb, referee.CallVerbs), strings.Join(referee.CallVerbs, ", "))
-	}
-	obj, err := sc.WireObject(inv.Args[2])
+	args, opts, err := language.SplitOptions(inv.Args, []string{language.SinceOption})
 	if err != nil {
 		return err
 	}
-	want, err := strconv.Atoi(inv.Args[3])
+	if len(args) != 4 {
+		return language.UsageError("want ACTOR VERB RESOURCE/NAME[/SUB] COUNT [since=MARK], got %q", strings.Join(inv.Args, " "))
+	}
+	after, err := sc.Since(opts)
+	if err != nil {
+		return err
+	}
+	actor, verb := args[0], args[1]
+	if !slices.Contains(referee.CallVerbs, verb) {
+		return language.UsageError("unknown verb %q%s; attempts counts %s", verb, language.Suggest(verb, referee.CallVerbs), strings.Join(referee.CallVerbs, ", "))
+	}
+	obj, err := sc.WireObject(args[2])
+	if err != nil {
+		return err
+	}
+	want, err := strconv.Atoi(args[3])
 	if err != nil || want < 0 {
-		return language.UsageError("bad count %q: want a whole number", inv.Args[3])
+		return language.UsageError("bad count %q: want a whole number", args[3])
 	}
 	tr := sc.Trace()
 	got := 0
 	for _, x := range tr.Own() {
-		if x.Actor == actor && x.Verb == verb && x.Object() == obj {
+		if x.Seq > after && x.Actor == actor && x.Verb == verb && x.Object() == obj {
 			got++
 		}
 	}
 	if got != want {
 		why := referee.Name(spanFindings(sc, tr.Rows(), actor), obj)
-		return why.Wrap(fmt.Errorf("%s sent %d %s %s, want %d%s\n%s", actor, got, verb, obj, want, why, tr.Tail(20)))
+		return why.Wrap(fmt.Errorf("%s sent %d %s %s%s, want %d%s\n%s", actor, got, verb, obj, language.SinceText(opts), want, why, tr.Tail(20)))
 	}
 	return nil
 }

@@ -142,6 +142,15 @@ func TestMoments(t *testing.T) {
 		only:  []hooks.Matcher{{Resource: "deployments", Name: "web", Subresource: "status"}},
 		want:  []string{"before controller update deployments/web/status 1st", "after controller update deployments/web/status 1st"},
 	}, {
+		// only=controller:deployments keeps the controller's calls, not
+		// kcm's reads of the same object, which are no moment but come
+		// between the controller's.
+		name:  "only one actor's",
+		trace: record.Trace{get(1, "controller", "web"), get(2, "kcm", "web"), update(3, "controller", "web")},
+		only:  []hooks.Matcher{{Actor: "controller", Resource: "deployments"}},
+		want: []string{"before controller get deployments/web 1st", "after controller get deployments/web 1st",
+			"before controller update deployments/web 1st", "after controller update deployments/web 1st"},
+	}, {
 		name:  "only what no call is on",
 		trace: oneActor,
 		only:  []hooks.Matcher{{Resource: "configmaps"}},

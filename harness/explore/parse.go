@@ -56,8 +56,8 @@ type exploration struct {
 	withAt      []int
 	depth       int
 	// only are the explore line's only= values: the resources and
-	// objects whose calls' moments count (only.go); all calls' when
-	// empty.
+	// objects (of an actor's, with ACTOR:) whose calls' moments count
+	// (only.go); all calls' when empty.
 	only []string
 	// onTheirOwn are the actors that ran on their own in the learning
 	// run (start, spawn), whose calls need not recur from run to run.
@@ -237,7 +237,7 @@ func (e *exploration) parseExplore(i int, line string, cmds map[string]*language
 // parseWorkload reads the explore line's workload, rest, at pos.
 func (e *exploration) parseWorkload(rest string, cmds map[string]*language.Command, pos string) error {
 	if rest == "" {
-		return fmt.Errorf("%s: explore names no workload: want explore [depth=N] [only=RESOURCE[/NAME]]... COMMAND ARGS..., such as explore reconcile webapps/web", pos)
+		return fmt.Errorf("%s: explore names no workload: want explore [depth=N] [only=[ACTOR:]RESOURCE[/NAME[/SUB]]]... COMMAND ARGS..., such as explore reconcile webapps/web", pos)
 	}
 	wf := strings.Fields(rest)
 	c, ok := cmds[wf[0]]

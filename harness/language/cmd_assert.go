@@ -26,15 +26,17 @@ var assertCommands = []*Command{
 		Run:     runConflicts,
 	},
 	{
-		Name: "wire", Args: "ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT", Group: "assert", MinArgs: 5, MaxArgs: 5,
+		Name: "wire", Args: "ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT [since=MARK]", Group: "assert", MinArgs: 5, MaxArgs: 6,
 		Summary: "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, whatever the reason, as recorded on the wire",
+		Detail:  "assert that the API server answered COUNT of ACTOR's VERB calls on the object with HTTP status CODE, whatever the reason, as recorded on the wire; since=MARK counts only the calls sent after mark MARK was taken (a restarted name's new life: wire controller delete configmaps/src 200 0 since=restarted says it deleted nothing)",
 		Run:     runWire,
 	},
 	{
 		Name: "field", Args: "RESOURCE/NAME PATH VALUE", Group: "assert", MinArgs: 3, MaxArgs: 3,
 		Summary: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, read as the API server holds it",
-		Detail:  "assert that the object's field at the dotted PATH (spec.replicas) has VALUE, " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own",
-		Run:     runField,
+		Detail: "assert that the object's field at the dotted PATH (spec.replicas) has VALUE (<absent>: it has none), " + readsState + "; a subresource (deployments/web/scale) is always read with a GET of its own; " +
+			"\"!\" asserts that the object is there and its field does not have VALUE: a field that is absent has no VALUE, so it holds (unless VALUE is <absent>), and an object that is not there fails it: a deleted object is no object whose field differs (! field statefulsets/web spec.replicas 0: it was neither scaled to nothing nor deleted)",
+		Negation: NegSelf, Run: runField,
 	},
 	{
 		Name: "annotation", Args: "RESOURCE/NAME KEY[=VALUE]", Group: "assert", MinArgs: 2, MaxArgs: 2,
@@ -136,27 +138,40 @@ func countConflicts(calls []*record.Exchange) conflictCount {
 	return n
 }
 
-// runWire counts the answers with the status code, whatever their reason.
+// runWire counts the answers with the status code, whatever their reason,
+// to the calls sent since the mark since= names (every call without it).
 func runWire(sc *Scenario, inv Invocation) error {
-	actor, verb := inv.Args[0], inv.Args[1]
-	code, err := strconv.Atoi(inv.Args[3])
-	if err != nil || code < 100 || code > 599 {
-		return UsageError("bad status code %q", inv.Args[3])
+	args, opts, err := SplitOptions(inv.Args, []string{SinceOption})
+	if err != nil {
+		return err
 	}
-	r, want, tr, calls, err := sc.wireCalls(actor, verb, inv.Args[2], inv.Args[4])
+	if len(args) != 5 {
+		return UsageError("want ACTOR VERB RESOURCE/NAME[/SUB] CODE COUNT [since=MARK], got %q", strings.Join(inv.Args, " "))
+	}
+	after, err := sc.Since(opts)
+	if err != nil {
+		return err
+	}
+	actor, verb := args[0], args[1]
+	code, err := strconv.Atoi(args[3])
+	if err != nil || code < 100 || code > 599 {
+		return UsageError("bad status code %q", args[3])
+	}
+	r, want, tr, calls, err := sc.wireCalls(actor, verb, args[2], args[4])
 	if err != nil {
 		return err
 	}
 	got := 0
 	for _, x := range calls {
-		if x.Code == code {
+		if x.Seq > after && x.Code == code {
 			got++
 		}
 	}
 	if got != want {
-		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"), strconv.Itoa(want), strconv.Itoa(got),
-			fmt.Errorf("want %d %d responses to %s %s %s on the wire, saw %d\n%s",
-				want, code, actor, verb, r, got, tr.Tail(20)))
+		since := SinceText(opts)
+		return Mismatched(countClaim(actor, verb, r.String(), strconv.Itoa(code)+"s"+since), strconv.Itoa(want), strconv.Itoa(got),
+			fmt.Errorf("want %d %d responses to %s %s %s on the wire%s, saw %d\n%s",
+				want, code, actor, verb, r, since, got, tr.Tail(20)))
 	}
 	return nil
 }
@@ -175,9 +190,15 @@ func runField(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return UsageError("%v", err)
 	}
+	claim, want := r.String()+" "+inv.Args[1], inv.Args[2]
+	if inv.Neg {
+		want = "not " + want
+	}
 	obj, err := sc.ReadRef(r)
 	if apierrors.IsNotFound(err) {
-		return Mismatched(r.String()+" "+inv.Args[1], inv.Args[2], NotFound, fmt.Errorf("read %s: %w", r, err))
+		// A deleted object holds no field, but "! field" says the object
+		// is there with another value: the object that is gone fails it.
+		return Mismatched(claim, want, NotFound, fmt.Errorf("read %s: %w", r, err))
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r, err)
@@ -187,16 +208,24 @@ func runField(sc *Scenario, inv Invocation) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", r, inv.Args[1], err)
 	}
-	got := "<absent>"
+	got := absent
 	if found {
 		got = Render(v)
 	}
-	if want := inv.Args[2]; got != want {
-		return Mismatched(r.String()+" "+inv.Args[1], want, got,
+	switch {
+	case inv.Neg && got == inv.Args[2]:
+		return Mismatched(claim, want, got,
+			fmt.Errorf("%s %s: want any value but %s, and it is %s\n%s", r, inv.Args[1], inv.Args[2], got, sc.Trace().Tail(20)))
+	case !inv.Neg && got != want:
+		return Mismatched(claim, want, got,
 			fmt.Errorf("%s %s: (-want +got)\n%s\n%s", r, inv.Args[1], cmp.Diff(want, got), sc.Trace().Tail(20)))
 	}
 	return nil
 }
+
+// absent is what field shows of a field the object does not have, and
+// the VALUE that asserts it has none.
+const absent = "<absent>"
 
 // Render prints a field value the way scenarios write it: scalars bare,
 // anything else as JSON.
@@ -227,13 +256,13 @@ func runAnnotation(sc *Scenario, inv Invocation) error {
 	}
 	got, present := obj.GetAnnotations()[key]
 	holds := present && (!withValue || got == want)
-	shown := "<absent>"
+	shown := absent
 	if present {
 		shown = key + "=" + got
 	}
 	switch {
 	case inv.Neg && holds:
-		return Mismatched(claim, "<absent>", shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
+		return Mismatched(claim, absent, shown, fmt.Errorf("%s: want no annotation %s, but it is there: %q\n%s", r, inv.Args[1], got, sc.Trace().Tail(20)))
 	case !inv.Neg && !present && r.Subresource != "":
 		return Mismatched(claim, inv.Args[1], shown, fmt.Errorf("%s: annotation %s is missing: a subresource such as scale is an object of its own, whose metadata need not carry the object's annotations\n%s", r, key, sc.Trace().Tail(20)))
 	case !inv.Neg && !present:
@@ -300,7 +329,7 @@ func runCondition(sc *Scenario, inv Invocation) error {
 		return fmt.Errorf("%s status.conditions is not a list of conditions: %w", r, err)
 	}
 	want := []string{typ, status}
-	got := []string{typ, "<absent>"}
+	got := []string{typ, absent}
 	for _, c := range conds {
 		m, _ := c.(map[string]any)
 		if m["type"] != typ {

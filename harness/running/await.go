@@ -52,7 +52,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	}
 	after := 0
 	if since, ok := o["since"]; ok {
-		if after, err = views.MarkSeq(sc, since); err != nil {
+		if after, err = sc.MarkSeq(since); err != nil {
 			return err
 		}
 	}

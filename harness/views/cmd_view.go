@@ -3,7 +3,6 @@ package views
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -336,27 +335,10 @@ func runMark(sc *language.Scenario, inv language.Invocation) error {
 	v := viewsOf(sc)
 	v.mu.Lock()
 	v.marks[name] = strconv.FormatInt(rev, 10)
-	v.markSeqs[name] = sc.Recorder().LastSeq()
 	v.mu.Unlock()
+	sc.NoteMark(name)
 	sc.Recorder().NoteView(record.ViewChange{Change: record.ViewMark, Name: name})
 	return nil
-}
-
-// MarkSeq returns the last call the trace held when mark NAME was taken,
-// for await ... since=NAME: the calls it counts are those sent after.
-func MarkSeq(sc *language.Scenario, name string) (int, error) {
-	v := viewsOf(sc)
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if seq, ok := v.markSeqs[name]; ok {
-		return seq, nil
-	}
-	marks := slices.Sorted(maps.Keys(v.markSeqs))
-	known := "there are no marks yet: take one with mark NAME before the calls to count"
-	if len(marks) > 0 {
-		known = "marks are " + strings.Join(marks, ", ")
-	}
-	return 0, language.UsageError("since=%s: no mark called %s%s; %s", name, name, language.Suggest(name, marks), known)
 }
 
 // HoldFailed returns the failure of a hold of actor's that failed and

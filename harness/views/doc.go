@@ -21,8 +21,9 @@
 //     end, naming the hold's line; an await of the actor fails at once
 //     (HoldFailed).
 //   - The layers above ask, never reach in: which resources a hold keeps
-//     back from an actor (Held), a mark's place in the trace (MarkSeq), a
-//     hold at= of their own (HoldAt). What runs under a name is theirs:
+//     back from an actor (Held), a hold at= of their own (HoldAt); a mark's
+//     place in the trace is noted with the language (Scenario.NoteMark),
+//     whose since= counts the calls after it. What runs under a name is theirs:
 //     Extension is told how a name maps to its actor (Names).
 //
 // It is an extension of the scenario language, and keeps its state itself.

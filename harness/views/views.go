@@ -30,10 +30,9 @@ type views struct {
 	mu    sync.Mutex
 	holds map[viewKey]*hold
 	gates map[viewKey]map[*gate]bool
-	// marks are the revisions mark named, by name; markSeqs the last
-	// call the trace held at each mark, for await ... since=MARK.
-	marks    map[string]string
-	markSeqs map[string]int
+	// marks are the revisions mark named, by name (where the trace was
+	// at each, for since=MARK, is the language's: Scenario.NoteMark).
+	marks map[string]string
 }
 
 // viewKey is one actor's view of one resource (its plural name).
@@ -62,7 +61,7 @@ type hold struct {
 }
 
 func newViews() *views {
-	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}, markSeqs: map[string]int{}}
+	return &views{holds: map[viewKey]*hold{}, gates: map[viewKey]map[*gate]bool{}, marks: map[string]string{}}
 }
 
 // transport is the views extension's Extension.Transport: the rewriter
