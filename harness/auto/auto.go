@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/racekit/racekit/harness/controlplane"
@@ -86,15 +87,25 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	if unselected > 0 {
 		rep.Selected = xo.Selected
 	}
-	states := make([]State, len(todo))
-	for i := range todo {
-		todo[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
+	// The twins faults made run with the plans (after them, so that the
+	// plans keep their places); the oracle knows them before it judges.
+	all := append(slices.Clip(todo), p.twins...)
+	states := make([]State, len(all))
+	for i := range all {
+		if i >= len(todo) {
+			all[i].Index = len(faults) + i - len(todo)
+		}
+		all[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
 	}
-	out := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), todo, xo)
+	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), all, xo)
+	out := ran[:len(todo)]
 
 	o := newOracle(ref1, bstates[0], bils[0])
 	for i := 1; i < len(base); i++ {
 		o.twin(p.group[base[i].Name], bstates[i], bils[i])
+	}
+	for i := len(todo); i < len(all); i++ {
+		o.twin(p.group[all[i].Name], states[i], ran[i])
 	}
 	sum := &explore.AutoSummary{References: 2, Plans: map[string]int{}, BaseMask: BaseMask}
 	sum.Masked, sum.Unstable = o.masks.List()

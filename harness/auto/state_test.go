@@ -109,7 +109,8 @@ func TestPrefixAndHistory(t *testing.T) {
 
 // TestMarkAt checks which moment each distinct view of a resource is
 // marked at: right after the write that made it when that is a moment,
-// else the first moment with that view; a moment that is not plannable
+// else right before the next write, else the first moment with that
+// view; a moment that is not plannable
 // is never chosen.
 func TestMarkAt(t *testing.T) {
 	mo := func(point, actor, verb string) explore.Moment {
@@ -133,11 +134,69 @@ func TestMarkAt(t *testing.T) {
 	}{
 		{"after each write", []int{10, 11}, all, []int{0, 1, 3}},
 		{"no write is a moment's own", []int{5}, all, []int{0}},
-		{"the write's after is not plannable", []int{10, 11}, func(i int) bool { return i != 3 }, []int{0, 1, 4}},
+		{"the write's after is not plannable: the next write's before", []int{10, 11}, func(i int) bool { return i != 1 }, []int{0, 2, 3}},
+		{"neither: the first moment", []int{10, 11}, func(i int) bool { return i != 3 }, []int{0, 1, 4}},
 		{"nothing plannable", []int{10}, func(int) bool { return false }, []int{}},
+		{"only a read is plannable", []int{10, 11}, func(i int) bool { return i == 4 }, []int{4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.DeepEqual(t, markAt(l, tc.writes, tc.plannable), tc.want)
+		})
+	}
+}
+
+// TestWindows checks the unobserved class's windows: two or more writes
+// of others' to one object in the workload, with no write of the
+// operator's between them; the setup's writes, failed writes and the
+// operator's own are no window.
+func TestWindows(t *testing.T) {
+	row := func(seq int, actor, verb, object string, code int) record.Row {
+		return record.Row{Seq: seq, Actor: actor, Verb: verb, Object: object, Code: code}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []record.Row
+		want []Window
+	}{
+		{"two scales", []record.Row{
+			row(1, "setup", "create", "things/a", 201),
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "get", "things/a", 200),
+			row(5, "alice", "update", "things/a", 200),
+		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5}}},
+		{"the operator writes between", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "update", "others/b/status", 200),
+			row(5, "alice", "update", "things/a", 200),
+		}, nil},
+		{"longest run, then a window after the operator's write", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "update", "others/b", 200),
+			row(5, "alice", "delete", "things/a", 200),
+			row(6, "bob", "create", "things/a", 201),
+			row(7, "alice", "patch", "things/a/status", 200),
+		}, []Window{{Resource: "things", Object: "things/a", First: 5, Last: 7}}},
+		{"a failed write and a setup write are none", []record.Row{
+			row(2, "alice", "update", "things/a", 200),
+			row(3, "alice", "update", "things/a", 409),
+			row(5, "alice", "update", "things/b", 200),
+		}, nil},
+		{"an unwatched resource", []record.Row{
+			row(3, "alice", "update", "pods/a", 200),
+			row(5, "alice", "update", "pods/a", 200),
+		}, nil},
+		{"two objects", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "alice", "update", "things/b", 200),
+			row(5, "alice", "update", "things/a", 200),
+			row(6, "alice", "update", "things/b", 200),
+		}, []Window{{"things", "things/a", 3, 5}, {"things", "things/b", 4, 6}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := windows(tc.rows, 2, "op", []string{"things"})
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
 		})
 	}
 }
