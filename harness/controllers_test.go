@@ -93,7 +93,7 @@ func testControllers() []*Controller {
 // controllers (testControllers, runningControllers), each beside the
 // package it documents: the controllers', running's, explore's, the racing
 // proxy's and the views'. They run here, where every layer is composed.
-var controllerScripts = []string{"testdata/controllers", "running/testdata", "explore/testdata", "proxy/testdata", "views/testdata"}
+var controllerScripts = []string{"testdata/controllers", "running/testdata", "explore/testdata", "auto/testdata", "proxy/testdata", "views/testdata"}
 
 // controllerScriptFiles returns the scripts of controllerScripts; each
 // folder must hold some.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/racekit/racekit/harness/auto"
 	"github.com/racekit/racekit/harness/controllers"
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/explore"
@@ -49,6 +50,8 @@ type (
 	Race           = explore.Race
 	Outcome        = explore.Outcome
 	Watcher        = explore.Watcher
+	Difference     = explore.Difference
+	AutoSummary    = explore.AutoSummary
 	Twin           = selfcheck.Twin
 	NoiseCheck     = selfcheck.NoiseCheck
 	PruningCheck   = selfcheck.PruningCheck
@@ -208,7 +211,7 @@ func (o ScriptOptions) Language() (language.Options, error) {
 		Commands: o.Commands,
 	}
 	registry, err := controllers.Registry(o.Controllers)
-	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel})
+	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel, Auto: auto.Explore})
 	if err != nil {
 		return lo, err
 	}
@@ -219,7 +222,7 @@ func (o ScriptOptions) Language() (language.Options, error) {
 // run (End, last first): views before running, so that what a hold found
 // at the end follows what halting the running controllers found.
 func extensions(ctrls *language.Extension, xs explore.Settings) []*language.Extension {
-	return []*language.Extension{semantics.Extension(), ctrls, views.Extension(running.ActorOf), running.Extension(), explore.Extension(xs)}
+	return []*language.Extension{semantics.Extension(), ctrls, views.Extension(running.ActorOf), running.Extension(), explore.Extension(xs), auto.Extension()}
 }
 
 // Check reports a controller or command that cannot be used: a name given
@@ -272,6 +275,7 @@ func Explore(ctx context.Context, cp *ControlPlane, o ScriptOptions, file string
 	if xo.Parallel == 0 {
 		xo.Parallel = o.ExploreParallel
 	}
+	xo.Auto = auto.Explore
 	return explore.Explore(ctx, cp, lo, file, xo)
 }
 
@@ -282,7 +286,14 @@ func CheckExplore(o ScriptOptions, file string) error {
 	if err != nil {
 		return err
 	}
-	return explore.Check(lo, file)
+	if err := explore.Check(lo, file); err != nil {
+		return err
+	}
+	a, err := explore.ParseAuto(lo, file)
+	if err != nil || a == nil {
+		return err
+	}
+	return auto.Check(a)
 }
 
 // CheckPruning compares an exploration with its moments left out to the

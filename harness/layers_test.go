@@ -50,12 +50,13 @@ var layers = []struct {
 	{8, layer{Name: "views", Packages: []string{"harness/views"}}},
 	{9, layer{Name: "running", Packages: []string{"harness/running"}}},
 	{10, layer{Name: "explore", Packages: []string{"harness/explore"}}},
-	{11, layer{Name: "self-checks", Packages: []string{"harness/selfcheck"}}},
-	{12, layer{Name: "the façade", Packages: []string{"harness"}}},
-	{13, layer{Name: "the public API", Packages: []string{"."}}},
-	{14, layer{Name: "the reference controller's racing side", Packages: []string{"controller/race"}}},
-	{14, layer{Name: "the catalogue", Packages: []string{"scenarios"}}},
-	{15, layer{Name: "the command", Packages: []string{"cmd/racekit"}}},
+	{11, layer{Name: "explore auto", Packages: []string{"harness/auto"}}},
+	{12, layer{Name: "self-checks", Packages: []string{"harness/selfcheck"}}},
+	{13, layer{Name: "the façade", Packages: []string{"harness"}}},
+	{14, layer{Name: "the public API", Packages: []string{"."}}},
+	{15, layer{Name: "the reference controller's racing side", Packages: []string{"controller/race"}}},
+	{15, layer{Name: "the catalogue", Packages: []string{"scenarios"}}},
+	{16, layer{Name: "the command", Packages: []string{"cmd/racekit"}}},
 }
 
 // place is where a package sits: its layer's height and name.

@@ -3,6 +3,7 @@ package explore
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -23,9 +24,9 @@ func commandsWith(s Settings) []*language.Command {
 // commands are explore's commands; the explore line's Run is commandsWith's.
 var commands = []*language.Command{
 	{
-		Name: "explore", Args: "[depth=N] [only=[ACTOR:]RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
+		Name: "explore", Args: "[auto] [depth=N] [only=[ACTOR:]RESOURCE[/NAME[/SUB]]]... COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
 		Summary: "explore the workload COMMAND under every interferer of the with lines that follow, at every moment of its calls",
-		Detail:  "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it, by any actor, or with ACTOR: by ACTOR alone (only=rabbitmqclusters/r is the object, not its status; only=rabbitmq:rabbitmqclusters/r leaves out kcm's reads of it; several only= add up, and each must match a call of the workload)",
+		Detail:  "explore the workload COMMAND (a reconcile, a settle, a writer command, or a do of them and of waits for controllers that run on their own) under every interferer of the with lines that follow, at every moment of its calls: a learning run of the workload alone lists the moments (before each call is sent, after each answer), then each moment and interferer runs in a fresh namespace, as a subtest named by its moment, and the lines under the with lines must hold in every one; depth=2 tries pairs of moments; only= keeps the moments of calls on that resource, object or subresource, named as a trigger names it, by any actor, or with ACTOR: by ACTOR alone (only=rabbitmqclusters/r is the object, not its status; only=rabbitmq:rabbitmqclusters/r leaves out kcm's reads of it; several only= add up, and each must match a call of the workload); explore auto COMMAND ARGS... takes no with lines and no invariants: it restarts each operator that start or spawn ran at each of its own writes, and after the workload against a stale view of each resource it watches, and fails a run whose end state, create and delete counts or failures differ from two reference runs' (docs/explore.md, explore auto)",
 	},
 	{
 		Name: "with", Args: "COMMAND ARGS...", Group: "race", MinArgs: 1, MaxArgs: -1,
@@ -53,7 +54,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	if !ok {
 		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
 	}
-	xo := Options{Parallel: s.Parallel}
+	xo := Options{Parallel: s.Parallel, Auto: s.Auto}
 	xo.Select, xo.Selected = momentsRun(sc.T())
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.
@@ -146,14 +147,28 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "explored %s: %d moments (%s), %d interleavings at depth %d, %d failed\n",
 			workload, len(r.Moments), equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
 	}
+	if a := r.Auto; a != nil {
+		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky\n",
+			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky)
+	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string
 		for _, h := range il.Hooks {
 			moment = append(moment, h.Trigger())
 			interferer = append(interferer, h.Interferer)
 		}
+		if il.Class != "" {
+			if len(moment) == 0 {
+				// A plan with no hook takes its fault before the
+				// workload, or after it.
+				moment = []string{"before the workload"}
+			}
+			interferer = []string{il.Fault}
+		}
 		outcome := "pass"
 		switch {
+		case il.Flaky:
+			outcome = "flaky (a rerun did not show it again): " + strings.ReplaceAll(il.Failure, "\n", "\n      ")
 		case il.NotApplicable:
 			outcome = "n/a (" + il.NotApplicableWhy + ")"
 		case !il.Passed:
@@ -165,6 +180,18 @@ func (r *Report) Table() string {
 		fmt.Fprintf(&b, "  %-48s %s\n", rc.Moment.Trigger(), rc.LeftOut())
 	}
 	return b.String()
+}
+
+// autoPlans renders the plans of an explore auto exploration by class.
+func autoPlans(plans map[string]int) string {
+	var parts []string
+	for _, c := range slices.Sorted(maps.Keys(plans)) {
+		parts = append(parts, fmt.Sprintf("%d %s", plans[c], c))
+	}
+	if len(parts) == 0 {
+		return "no plan"
+	}
+	return strings.Join(parts, ", ") + " plans"
 }
 
 // Explored returns what the scenario's explore line found, or nil when it

@@ -29,6 +29,8 @@ type Settings struct {
 	// Parallel bounds the interleavings that run at once; 0 means
 	// DefaultParallel.
 	Parallel int
+	// Auto explores explore auto lines (Options.Auto).
+	Auto AutoFunc
 }
 
 // Extension returns the extension of explore: the explore, with and

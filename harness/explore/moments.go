@@ -67,6 +67,14 @@ type learned struct {
 	// rows are the learning run's trace from the workload's first call
 	// on (Report.Learning).
 	rows []record.Row
+	// trace is the learning run's whole trace, from the last sequence
+	// number before the workload's calls, and lives what ran on its
+	// own in it: for explore auto's planner (Learned).
+	trace record.Trace
+	from  int
+	lives []running.Life
+	// seq is the sequence number of each moment's call, by index.
+	seq []int
 }
 
 // moments lists every moment of the calls after seq from in tr: before
@@ -144,6 +152,7 @@ func moments(tr record.Trace, from int, armed []hooks.Hook, keep func(hooks.Call
 		before, after := m, m
 		before.Point, after.Point = "before", "after"
 		l.all, l.racing = append(l.all, before), append(l.racing, nil)
+		l.seq = append(l.seq, x.Seq, x.Seq)
 		if prev != nil && prev.Actor == x.Actor && x.Seq == lastSeq+1 && !watching[x.Actor] && !fired && !couldFire(armed, prev.Call, x.Call) && !lifeBetween(lives, prev.Seq) {
 			l.twin = append(l.twin, len(l.all)-2) // the previous call's after
 		} else {

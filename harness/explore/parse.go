@@ -65,6 +65,15 @@ type exploration struct {
 	// content is the file as read, for the exploration's identity
 	// (Report.Script).
 	content []byte
+	// auto is set for an explore auto line (auto.go): no with lines and
+	// no invariants; a layer above makes the runs (Options.Auto). tail
+	// are the lines its runs add after the workload, in place of the
+	// invariants; none for any other exploration.
+	auto bool
+	tail []string
+	// learnDone, if set, is called with the learning run's scenario
+	// when its script ends (package auto reads its end state).
+	learnDone func(*language.Scenario)
 }
 
 // builtins are testscript's own commands: after an explore line they
@@ -161,6 +170,10 @@ func parseExploration(file string, cmds map[string]*language.Command) (*explorat
 			if err := e.parseExplore(i, line, cmds, pos(i)); err != nil {
 				return nil, err
 			}
+		case e.auto && f[0] == "with":
+			return nil, fmt.Errorf("%s: explore auto takes no with lines: it makes its own faults (restarts, stale views) from the learning run; remove the with line, or write explore without auto", pos(i))
+		case e.auto && i > e.at:
+			return nil, fmt.Errorf("%s: explore auto takes no invariants: it compares each run's end state with the reference runs'; remove the line %q, or write explore without auto", pos(i), strings.TrimSpace(line))
 		case f[0] == "with" && (e.at < 0 || len(e.withAt) > 0 && e.withAt[len(e.withAt)-1] != prevCommand(e.lines, i)):
 			return nil, fmt.Errorf("%s: a with line belongs right under an explore line (or another with line)", pos(i))
 		case f[0] == "with":
@@ -174,6 +187,8 @@ func parseExploration(file string, cmds map[string]*language.Command) (*explorat
 	switch {
 	case e.at < 0:
 		return nil, fmt.Errorf("%s: no explore line", filepath.Base(file))
+	case e.auto:
+		return e, nil
 	case len(e.interferers) == 0:
 		return nil, fmt.Errorf("%s: explore has no with line: name at least one interferer, such as with annotate bob deployments/web team=blue", pos(e.at))
 	}
@@ -190,6 +205,8 @@ func (e *exploration) parseExplore(i int, line string, cmds map[string]*language
 	for {
 		opt, after, _ := strings.Cut(rest, " ")
 		switch {
+		case strings.HasPrefix(opt, "depth=") && e.auto:
+			return fmt.Errorf("%s: explore auto takes no depth=: its runs each hold one fault", pos)
 		case strings.HasPrefix(opt, "depth=") && depth:
 			return fmt.Errorf("%s: depth= given twice", pos)
 		case strings.HasPrefix(opt, "depth="):
@@ -198,6 +215,12 @@ func (e *exploration) parseExplore(i int, line string, cmds map[string]*language
 				return fmt.Errorf("%s: bad %q: want depth=1 or depth=2", pos, opt)
 			}
 			e.depth, depth = n, true
+		case opt == "auto" && e.auto:
+			return fmt.Errorf("%s: auto given twice", pos)
+		case opt == "auto" && depth:
+			return fmt.Errorf("%s: explore auto takes no depth=: its runs each hold one fault", pos)
+		case opt == "auto":
+			e.auto = true
 		case strings.HasPrefix(opt, "only="):
 			v := strings.TrimPrefix(opt, "only=")
 			if err := parseOnly(v, pos); err != nil {
@@ -299,7 +322,7 @@ func (e *exploration) script(heads []string, invariants bool) []byte {
 			}
 		}
 	}
-	content := append(append([]string(nil), heads...), e.workload)
+	content := append(append(append([]string(nil), heads...), e.workload), e.tail...)
 	slots := append([]int{e.at}, e.withAt...)
 	for _, s := range slots {
 		lines[s] = "# " + strings.TrimSpace(lines[s])

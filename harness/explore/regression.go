@@ -20,7 +20,13 @@ const FoundTrace = "found.trace"
 // explore let the run go on past it: so the scenario fails on the
 // invariant while the bug is there, and passes once it is fixed, not on
 // the interferer's own error forever.
+//
+// An explore auto run brings its own (Interleaving.Emit), which package
+// auto writes.
 func (rep *Report) Regression(il Interleaving) []byte {
+	if il.Emit != nil {
+		return il.Emit
+	}
 	script := string(il.Script)
 	var tried []string
 	for _, hk := range il.Hooks {

@@ -55,6 +55,71 @@ type Interleaving struct {
 	// workload. Neither is in the JSON form.
 	Trace  record.Trace `json:"-"`
 	Script []byte       `json:"-"`
+
+	// What an explore auto run adds (package auto), empty for any other:
+	// Class is the kind of fault the run holds (intermediate, stale,
+	// reference, twin), Fault the fault as the table shows it;
+	// Differences what its masked end state, history and failures had
+	// that the references' did not, and its neutral twin's did not
+	// either; Flaky is set when a finding's rerun did not show it again
+	// (the run is then no failure); Emit is the regression scenario
+	// --emit writes for it, not in the JSON form.
+	Class       string       `json:",omitempty"`
+	Fault       string       `json:",omitempty"`
+	Differences []Difference `json:",omitempty"`
+	Flaky       bool         `json:",omitempty"`
+	Emit        []byte       `json:"-"`
+}
+
+// Difference is one thing an explore auto run ended with that the
+// reference runs did not, as data: a field of an object (Field a path
+// such as spec.replicas), an object that is there in one and not the
+// other (Field ""), a count of successful creates or deletes (Kind
+// history, Field "create" or "delete" and the actor), or a failure the
+// references did not have (Kind failure).
+type Difference struct {
+	Kind      string
+	Object    string `json:",omitempty"`
+	Field     string `json:",omitempty"`
+	Reference string
+	Run       string
+}
+
+// String renders d as the table shows it.
+func (d Difference) String() string {
+	switch d.Kind {
+	case "failure":
+		return fmt.Sprintf("failure: %s (the references: %s)", d.Run, d.Reference)
+	case "history":
+		return fmt.Sprintf("%s %s: %s in the references, %s here", d.Field, d.Object, d.Reference, d.Run)
+	case "object":
+		return fmt.Sprintf("%s: %s in the references, %s here", d.Object, d.Reference, d.Run)
+	}
+	return fmt.Sprintf("%s %s: %s in the references, %s here", d.Object, d.Field, d.Reference, d.Run)
+}
+
+// AutoSummary is what an explore auto exploration says beside its runs:
+// how many reference runs it compared with, how many plans of each class
+// it made, what it masked and why, and how many differences it set
+// aside.
+type AutoSummary struct {
+	// References counts the reference runs (the workload with no fault).
+	References int
+	// Plans counts the plans run, by class.
+	Plans map[string]int
+	// BaseMask are the fields masked in every object whatever the runs
+	// (docs/explore.md says why); Masked the fields masked because the
+	// reference runs differed on them, as OBJECT FIELD; Unstable the
+	// resources whose objects the reference runs did not agree on (a
+	// generated name), whose objects only in a run are not compared.
+	BaseMask []string
+	Masked   []string `json:",omitempty"`
+	Unstable []string `json:",omitempty"`
+	// Discarded counts the differences left out because the neutral
+	// twin (the same fault with nothing stale) showed them too; Flaky
+	// the findings that a rerun did not show again.
+	Discarded int
+	Flaky     int
 }
 
 // InterfererFailed reports whether a hook's action of the run's own
@@ -172,6 +237,9 @@ type Report struct {
 	// on, as rows: the calls whose moments Moments lists, for drawing the
 	// workload (Mermaid).
 	Learning []record.Row `json:",omitempty"`
+	// Auto is what an explore auto exploration adds (package auto); nil
+	// for any other.
+	Auto *AutoSummary `json:",omitempty"`
 }
 
 // Failed returns the interleavings whose invariants broke.
@@ -255,7 +323,7 @@ func Merge(shards ...*Report) (*Report, error) {
 		return nil, fmt.Errorf("merge: shard %s names no script: it is no report of this racekit's explore --json (run the shard again)", orWhole(first.Shard))
 	}
 	out := &Report{File: first.File, Script: first.Script, Workload: first.Workload, Interferers: first.Interferers, Invariants: first.Invariants,
-		Depth: first.Depth, Only: first.Only, Racing: first.Racing, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total}
+		Depth: first.Depth, Only: first.Only, Racing: first.Racing, Variant: first.Variant, Exhaustive: first.Exhaustive, Moments: first.Moments, Equivalent: first.Equivalent, LeftOut: first.LeftOut, Total: first.Total, Auto: first.Auto}
 	seen := map[int]string{}
 	for _, r := range shards {
 		if err := sameExploration(first, r); err != nil {

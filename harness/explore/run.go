@@ -54,6 +54,14 @@ type Options struct {
 	// Parallel bounds the interleavings that run at once; 0 means
 	// DefaultParallel.
 	Parallel int
+	// Auto explores an explore auto line (package auto's Explore, which
+	// the façade gives); without it such a line is refused.
+	Auto AutoFunc
+	// AutoNull adds, to an explore auto exploration, the plans whose
+	// fault cannot matter (a mark with no restart, a restart after the
+	// workload with a fresh view): none may be a finding, and the tests
+	// check that none is.
+	AutoNull bool
 }
 
 // inShard reports whether the run called name belongs to shard i of n.
@@ -74,6 +82,15 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	e, err := parseExploration(file, cmds)
 	if err != nil {
 		return nil, err
+	}
+	if e.auto {
+		if xo.Auto == nil {
+			return nil, fmt.Errorf("%s:%d: %w", filepath.Base(file), e.at+1, ErrNoAuto)
+		}
+		if n := xo.Shard.N; n > 0 && (xo.Shard.I < 1 || xo.Shard.I > n) {
+			return nil, fmt.Errorf("shard %d/%d: want I/N with 1 ≤ I ≤ N", xo.Shard.I, n)
+		}
+		return xo.Auto(ctx, cp, opts, &Auto{e: e}, xo)
 	}
 	if xo.Depth > 0 {
 		if xo.Depth > MaxDepth {
@@ -123,7 +140,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		case xo.Select != nil && !xo.Select(name):
 			unselected++
 		default:
-			todo = append(todo, run{i, hs})
+			todo = append(todo, run{index: i, hooks: hs})
 		}
 	}
 	if err := uniqueNames(names); err != nil {
@@ -147,10 +164,11 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 }
 
 // run is one of an exploration's runs: its place among them all, and the
-// hooks it arms.
+// hooks it arms; or, for an explore auto line, the plan it runs.
 type run struct {
 	index int
 	hooks []Hook
+	plan  *Plan
 }
 
 // runAll runs todo, at most parallel at a time, each in a folder of its own
@@ -168,7 +186,12 @@ func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Op
 			defer wg.Done()
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			il := interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), r.hooks, len(e.interferers) > 1)
+			var il Interleaving
+			if r.plan != nil {
+				il = runPlan(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), *r.plan)
+			} else {
+				il = interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), r.hooks, len(e.interferers) > 1)
+			}
 			il.Index = r.index
 			out[i] = il
 			mu.Lock()
@@ -214,6 +237,9 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 		// The resources a scenario knows include the services its
 		// controllers call, which its Setup declares.
 		only, onlyErr = matchOnly(sc, e.only)
+		if e.learnDone != nil {
+			e.learnDone(sc)
+		}
 	}
 	res := language.RunScript(ctx, cp, lopts, dir, e.file, e.script([]string{"explore-from"}, false))
 	pos := fmt.Sprintf("%s:%d", filepath.Base(e.file), e.at+1)
@@ -227,6 +253,7 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 		return learned{}, &Refusal{Pos: pos, Msg: err.Error()}
 	}
 	l := moments(tr, from, armed, keepOnly(only), lives)
+	l.trace, l.from, l.lives = tr, from, lives
 	if len(l.all) == 0 {
 		return learned{}, &Refusal{Pos: pos, Msg: fmt.Sprintf("the workload %q made no call: there is no moment to explore", e.workload)}
 	}

@@ -1,0 +1,259 @@
+package auto
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/racekit/racekit/harness/controlplane"
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/language"
+)
+
+// Check reports what is wrong with an explore auto scenario before
+// anything runs: nothing that runs on its own to fault (no start or spawn
+// in the setup or the workload), named at the explore line.
+func Check(a *explore.Auto) error {
+	if len(operatorNames(a.Setup(), a.Workload())) == 0 {
+		return &explore.Refusal{Pos: a.Pos(), Msg: "explore auto has no operator to fault: start NAME or spawn NAME ... -- COMMAND before the explore line (or in its do), so that its runs can restart it and show it stale views"}
+	}
+	return nil
+}
+
+// Explore explores the explore auto scenario a on cp (explore.AutoFunc):
+// the learning run, which is the first reference run; then, at most
+// xo.Parallel at a time, the second reference run, each operator's
+// neutral twin and the plans of the intermediate and stale classes; then
+// the oracle judges each plan's run against the references, sets aside
+// what the neutral twins show too, and runs each finding again, once, to
+// confirm it; each confirmed finding gets its regression scenario
+// (Interleaving.Emit).
+func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, a *explore.Auto, xo explore.Options) (*explore.Report, error) {
+	if err := Check(a); err != nil {
+		return nil, err
+	}
+	if n := xo.Shard.N; n > 0 && (xo.Shard.I < 1 || xo.Shard.I > n) {
+		return nil, fmt.Errorf("shard %d/%d: want I/N with 1 ≤ I ≤ N", xo.Shard.I, n)
+	}
+	names := operatorNames(a.Setup(), a.Workload())
+	dir, cleanup, err := explore.TempDir(cp)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	static := operatorsOf(names, nil)
+	var ref1 State
+	l, err := a.Learn(ctx, cp, opts, filepath.Join(dir, "learn"), append(settle(static), observe(nil)),
+		func(sc *language.Scenario) { ref1 = Observed(sc) }, xo.Exhaustive)
+	if err != nil {
+		return nil, err
+	}
+	ops := operatorsOf(names, l.Lives)
+	p := &planner{ops: ops, learned: l, resources: ref1.Resources}
+	// First the second reference run and the neutral twins: the masks,
+	// and which calls recur, come from them.
+	base := p.base()
+	bstates := make([]State, len(base))
+	for i := range base {
+		base[i].Index = i
+		base[i].Done = func(sc *language.Scenario) { bstates[i] = Observed(sc) }
+	}
+	bils := a.Run(ctx, cp, opts, filepath.Join(dir, "base"), base, xo)
+	p.recurs = recurring(bils[0].Trace.Rows())
+	faults := p.faults()
+	if xo.AutoNull {
+		faults = append(faults, p.null()...)
+	}
+	if err := uniqueNames(faults); err != nil {
+		return nil, fmt.Errorf("%s: %w", a.Pos(), err)
+	}
+	rep := a.Report(l, xo)
+	rep.Total = len(faults)
+	var todo []explore.Plan
+	unselected := 0
+	for i := range faults {
+		faults[i].Index = i
+		switch {
+		case xo.Shard.N > 0 && !inShard(faults[i].Name, xo.Shard.I, xo.Shard.N):
+		case xo.Select != nil && !xo.Select(faults[i].Name):
+			unselected++
+		default:
+			todo = append(todo, faults[i])
+		}
+	}
+	if unselected > 0 {
+		rep.Selected = xo.Selected
+	}
+	// The twins faults made run with the plans (after them, so that the
+	// plans keep their places); the oracle knows them before it judges.
+	all := append(slices.Clip(todo), p.twins...)
+	states := make([]State, len(all))
+	for i := range all {
+		if i >= len(todo) {
+			all[i].Index = len(faults) + i - len(todo)
+		}
+		all[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
+	}
+	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), all, xo)
+	out := ran[:len(todo)]
+
+	o := newOracle(ref1, bstates[0], bils[0])
+	for i := 1; i < len(base); i++ {
+		o.twin(p.group[base[i].Name], bstates[i], bils[i])
+	}
+	for i := len(todo); i < len(all); i++ {
+		o.twin(p.group[all[i].Name], states[i], ran[i])
+	}
+	sum := &explore.AutoSummary{References: 2, Plans: map[string]int{}, BaseMask: BaseMask}
+	sum.Masked, sum.Unstable = o.masks.List()
+	var again []explore.Plan
+	var againAt []int
+	for i := range out {
+		sum.Plans[out[i].Class]++
+		sum.Discarded += o.judge(&out[i], states[i], p.group[todo[i].Name])
+		if !out[i].Passed && !out[i].NotApplicable {
+			again = append(again, todo[i])
+			againAt = append(againAt, i)
+		}
+	}
+	// Confirm: each finding once more; one that does not show again is
+	// flaky, not a bug.
+	if len(again) > 0 {
+		states2 := make([]State, len(again))
+		for i := range again {
+			again[i].Done = func(sc *language.Scenario) { states2[i] = Observed(sc) }
+		}
+		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), again, xo)
+		for j, i := range againAt {
+			o.judge(&ils2[j], states2[j], p.group[again[j].Name])
+			o.confirm(&out[i], ils2[j])
+			if out[i].Flaky {
+				sum.Flaky++
+				continue
+			}
+			out[i].Emit = regression(a, rep, todo[i], out[i])
+		}
+	}
+	rep.Interleavings = out
+	rep.Auto = sum
+	return rep, nil
+}
+
+// inShard reports whether the run called name belongs to shard i of n,
+// as explore splits its runs.
+func inShard(name string, i, n int) bool {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32()%uint32(n)) == i-1
+}
+
+// uniqueNames returns an error naming two plans of one name.
+func uniqueNames(plans []explore.Plan) error {
+	seen := map[string]bool{}
+	for _, p := range plans {
+		if seen[p.Name] {
+			return fmt.Errorf("two plans are called %s", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return nil
+}
+
+// oracle judges the runs of plans against the reference runs: their end
+// states, histories and failures, with the masks the references make, and
+// without what the neutral twins show too.
+type oracle struct {
+	ref      State
+	masks    Masks
+	refFails map[string]bool
+	// twins are what each group's neutral twin showed (planner.group).
+	twins map[string][]explore.Difference
+}
+
+// newOracle returns the oracle of two reference runs: the learning run's
+// end state ref1, and the second run's, ref2 (its interleaving il2).
+func newOracle(ref1, ref2 State, il2 explore.Interleaving) *oracle {
+	o := &oracle{ref: ref1, masks: MasksOf([]State{ref1, ref2}), refFails: map[string]bool{}, twins: map[string][]explore.Difference{}}
+	for _, f := range il2.Failures {
+		o.refFails[signature(f)] = true
+	}
+	return o
+}
+
+// twin notes what a neutral twin's run shows against the references:
+// a plan's difference it shows too is set aside.
+func (o *oracle) twin(group string, st State, il explore.Interleaving) {
+	o.twins[group] = append(o.twins[group], o.differences(st, il)...)
+}
+
+// signature is what makes two failures the same one across runs: the
+// kind and the command that failed.
+func signature(f language.Failure) string { return string(f.Kind) + " " + f.Command }
+
+// differences returns what the run il, whose end state is st, has that
+// the references do not: in its end state and history, and each failure
+// of its that no reference had (a workload command that failed, an
+// operator that exited, a wait that never ended).
+func (o *oracle) differences(st State, il explore.Interleaving) []explore.Difference {
+	ds := Diff(o.ref, st, o.masks)
+	failed := false
+	for _, f := range il.Failures {
+		if f.Tolerated || f.Kind == language.FailUnfired || o.refFails[signature(f)] {
+			continue
+		}
+		failed = true
+		msg, _, _ := strings.Cut(f.Summary(), "\n")
+		ds = append(ds, explore.Difference{Kind: "failure", Object: f.Command, Field: string(f.Kind), Reference: "no such failure", Run: msg})
+	}
+	if !st.Read && !failed {
+		ds = append(ds, explore.Difference{Kind: "failure", Object: "auto-observe", Field: "end state", Reference: "read", Run: "the run ended before its end state was read"})
+	}
+	return ds
+}
+
+// judge sets il's outcome by the oracle: a failure when it has
+// differences the neutral twins do not; n/a when explore found its moment
+// never came, or it could not start; a pass otherwise. It returns how many
+// differences it set aside because a twin showed them too.
+func (o *oracle) judge(il *explore.Interleaving, st State, group string) int {
+	ds, discarded := Without(o.differences(st, *il), o.twins[group])
+	keepNA := il.NotApplicable && !strings.HasPrefix(il.NotApplicableWhy, "interferer failed")
+	switch {
+	case keepNA:
+		il.Passed, il.Failure = false, ""
+		ds = nil
+	case len(ds) > 0:
+		il.Passed, il.NotApplicable, il.NotApplicableWhy = false, false, ""
+		il.Failure = describe(ds)
+	case il.NotApplicable:
+	default:
+		il.Passed, il.Failure = true, ""
+	}
+	il.Differences = ds
+	return discarded
+}
+
+// confirm keeps of il's differences those its rerun showed too (by Key);
+// when none, il is flaky: no failure.
+func (o *oracle) confirm(il *explore.Interleaving, rerun explore.Interleaving) {
+	again := map[string]bool{}
+	for _, d := range rerun.Differences {
+		again[Key(d)] = true
+	}
+	var kept []explore.Difference
+	for _, d := range il.Differences {
+		if again[Key(d)] {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == 0 {
+		il.Flaky, il.NotApplicable = true, true
+		il.NotApplicableWhy = "flaky: a rerun did not show it again"
+		return
+	}
+	il.Differences = kept
+	il.Failure = describe(kept)
+}

@@ -1,0 +1,103 @@
+package auto
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/txtar"
+
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/language"
+)
+
+// regression returns the regression scenario of a confirmed finding: the
+// setup, the plan's fault as concrete lines (its hooks, its marks, its
+// restart after the workload), the workload, and as assertions only what
+// differed, each claiming the references' value: a field's value
+// (field), an object's presence (get) or absence (! get), a count of
+// creates or deletes (wire). A failure the references did not have needs
+// no assertion: the line that failed fails again. So the scenario fails
+// while the bug is there and passes once the controller does what the
+// references did.
+func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore.Interleaving) []byte {
+	var heads []string
+	for _, h := range p.Hooks {
+		heads = append(heads, h.Line())
+	}
+	heads = append(heads, p.Heads...)
+	var tail []string
+	for _, t := range p.Tail {
+		if !strings.HasPrefix(t, "auto-observe") {
+			tail = append(tail, t)
+		}
+	}
+	var notes []string
+	for _, d := range il.Differences {
+		line, ok := assertion(d)
+		if !ok {
+			notes = append(notes, "# not asserted (no command says it): "+d.String())
+			continue
+		}
+		tail = append(tail, line)
+	}
+	tail = append(tail, notes...)
+	ar := txtar.Parse(a.Script(heads, tail))
+	var h strings.Builder
+	fmt.Fprintf(&h, "# racekit explore auto wrote this regression scenario from %s,\n", filepath.Base(rep.File))
+	fmt.Fprintf(&h, "# exploring %s. The %s plan %s\n", rep.Workload, p.Class, p.Name)
+	fmt.Fprintf(&h, "# (%s) ended unlike the reference runs, twice:\n#\n", p.Fault)
+	for _, d := range il.Differences {
+		fmt.Fprintf(&h, "#   %s\n", d)
+	}
+	h.WriteString("#\n# The assertions at the end claim what the references had: it fails\n")
+	h.WriteString("# while the bug is there and passes once it is fixed.\n\n")
+	ar.Comment = append([]byte(h.String()), ar.Comment...)
+	return txtar.Format(ar)
+}
+
+var historyField = regexp.MustCompile(`^(create|delete) by (\S+) \((\d+)\)$`)
+
+// assertion returns the line that claims d's reference value, and false
+// when no command says it: a field inside a list or under a key with a
+// dot or a slash (field's PATH is dotted), a time, a failure.
+func assertion(d explore.Difference) (string, bool) {
+	switch d.Kind {
+	case "object":
+		if d.Reference == "present" {
+			return "get setup " + d.Object + " auto-found", true
+		}
+		return "! get setup " + d.Object + " auto-gone", true
+	case "history":
+		m := historyField.FindStringSubmatch(d.Field)
+		if m == nil {
+			return "", false
+		}
+		return fmt.Sprintf("wire %s %s %s %s %s", m[2], m[1], d.Object, m[3], d.Reference), true
+	case "field":
+		if strings.ContainsAny(d.Field, "[/") || d.Reference == "<time>" {
+			return "", false
+		}
+		want := d.Reference
+		if want != "<absent>" {
+			var v any
+			if err := json.Unmarshal([]byte(want), &v); err != nil {
+				return "", false
+			}
+			want = language.Render(v)
+		}
+		return fmt.Sprintf("field %s %s %s", d.Object, d.Field, quote(want)), true
+	}
+	return "", false
+}
+
+// quote quotes s for a script line when it needs it: testscript's single
+// quotes, with a quote inside doubled.
+func quote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t'\"#") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

@@ -1,0 +1,530 @@
+package auto
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/harness/running"
+)
+
+// The classes of plan, as the report names them.
+const (
+	ClassReference    = "reference"
+	ClassTwin         = "twin"
+	ClassIntermediate = "intermediate"
+	ClassStale        = "stale"
+	ClassUnobserved   = "unobserved"
+	ClassNull         = "null"
+)
+
+// The marks the plans take; a scenario's own marks of these names are
+// overwritten in the runs.
+const (
+	staleMark   = "auto-stale"
+	restartMark = "auto-restart"
+	windowMark  = "auto-window"
+)
+
+// Operator is what runs on its own in the scenario: the name start or
+// spawn runs it as, and the actor of its calls.
+type Operator struct {
+	Name, Actor string
+}
+
+// operatorNames returns the names the setup's and the workload's start and
+// spawn lines run, in order, without those the setup halts again.
+func operatorNames(setup []explore.Line, workload string) []string {
+	var names []string
+	add := func(words []string) {
+		if len(words) < 2 {
+			return
+		}
+		switch words[0] {
+		case "start", "spawn":
+			if !slices.Contains(names, words[1]) {
+				names = append(names, words[1])
+			}
+		case "halt":
+			names = slices.DeleteFunc(names, func(n string) bool { return n == words[1] })
+		}
+	}
+	for _, l := range setup {
+		add(strings.Fields(l.Text))
+	}
+	if f := strings.Fields(workload); len(f) > 0 && f[0] == "do" {
+		for _, part := range strings.Split(strings.TrimPrefix(strings.TrimSpace(workload), "do"), " ; ") {
+			add(strings.Fields(part))
+		}
+	}
+	return names
+}
+
+// operatorsOf returns the operators names run as, with the actor each ran
+// as in the learning run (lives).
+func operatorsOf(names []string, lives []running.Life) []Operator {
+	var out []Operator
+	for _, n := range names {
+		op := Operator{Name: n, Actor: n}
+		for _, lf := range lives {
+			if lf.Name == n {
+				op.Actor = lf.Actor
+			}
+		}
+		out = append(out, op)
+	}
+	return out
+}
+
+// watched returns the resources actor listed or watched with a 2xx answer
+// in rows, in order of first call.
+func watched(rows []record.Row, actor string) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Actor != actor || (r.Verb != "list" && r.Verb != "watch") || r.Code/100 != 2 || r.Service != "" {
+			continue
+		}
+		res, _, _ := strings.Cut(r.Object, "/")
+		if !slices.Contains(out, res) {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// settle returns the lines that settle every operator: idle of each.
+func settle(ops []Operator) []string {
+	var out []string
+	for _, op := range ops {
+		out = append(out, "idle "+op.Name)
+	}
+	return out
+}
+
+// observe returns the line that reads the end state, with the resources
+// the learning run touched, so that a run that touched fewer reads them
+// too.
+func observe(resources []string) string {
+	return strings.TrimSpace("auto-observe " + strings.Join(resources, " "))
+}
+
+// restartTail returns the lines after the workload of a plan that
+// restarts op once every operator has settled: against a view of
+// resource as of the stale mark when resource is set (stale), or
+// fresh (the neutral twin); then the wait for its new life's watch of
+// watch, and the settling again.
+func restartTail(ops []Operator, op Operator, resource, watch string) []string {
+	tail := settle(ops)
+	tail = append(tail, "mark "+restartMark)
+	if resource != "" {
+		tail = append(tail, fmt.Sprintf("restart %s stale %s at=%s", op.Name, resource, staleMark))
+	} else {
+		tail = append(tail, "restart "+op.Name)
+	}
+	if watch != "" {
+		tail = append(tail, fmt.Sprintf("await %s watch %s 200 since=%s", op.Actor, watch, restartMark))
+	}
+	tail = append(tail, settle(ops)...)
+	if resource != "" {
+		// The stale view ends, as a lagging API server catches up: what
+		// the operator did against it and undoes once it sees the
+		// present is no finding; what it cannot undo (a delete) is.
+		tail = append(tail, fmt.Sprintf("release %s %s", op.Name, resource))
+		tail = append(tail, settle(ops)...)
+	}
+	return tail
+}
+
+// rowsBySeq returns rows by sequence number.
+func rowsBySeq(rows []record.Row) map[int]record.Row {
+	out := map[int]record.Row{}
+	for _, r := range rows {
+		if r.Seq > 0 {
+			out[r.Seq] = r
+		}
+	}
+	return out
+}
+
+// writesTo returns the sequence numbers of rows' successful writes to an
+// object of resource (a create, update, patch, delete or deletecollection
+// answered 2xx), in order.
+func writesTo(rows []record.Row, resource string) []int {
+	var out []int
+	for _, r := range rows {
+		res, _, _ := strings.Cut(r.Object, "/")
+		if res != resource || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" {
+			continue
+		}
+		if record.WriteVerbs[r.Verb] || r.Verb == "deletecollection" {
+			out = append(out, r.Seq)
+		}
+	}
+	return out
+}
+
+// prefix renders the writes of writes that came before a moment whose
+// call is seq: before it is sent, those sent earlier; after its answer,
+// it too.
+func prefix(writes []int, point string, seq int) string {
+	var parts []string
+	for _, w := range writes {
+		if w < seq || point == "after" && w == seq {
+			parts = append(parts, strconv.Itoa(w))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+var notName = regexp.MustCompile(`[^a-zA-Z0-9-]+`)
+
+// name makes a run name of words.
+func name(words ...string) string {
+	return strings.Trim(notName.ReplaceAllString(strings.Join(words, "_"), "_"), "_")
+}
+
+// planner makes an explore auto exploration's plans from its learning run.
+type planner struct {
+	ops       []Operator
+	learned   *explore.Learned
+	resources []string // what auto-observe reads
+	// recurs reports whether a moment's call came in the second
+	// reference run too: a call on an object of a name of the run's own
+	// (an event's) never comes again, and is no moment to plan at.
+	recurs func(explore.Moment) bool
+	// group says, by plan name, which neutral twin a plan is compared
+	// with: "restart NAME" for a plain restart, "stale NAME RESOURCE"
+	// for a restart against a view of RESOURCE.
+	group map[string]string
+	// twins are the neutral twins faults makes with the plans they are
+	// twins of (the unobserved class's), which Explore runs with the
+	// plans, before the oracle judges them.
+	twins []explore.Plan
+}
+
+// grouped notes that the plan called name belongs with twin group g.
+func (p *planner) grouped(name, g string) {
+	if p.group == nil {
+		p.group = map[string]string{}
+	}
+	p.group[name] = g
+}
+
+// recurring returns what tells whether a moment's call, the occ-th of its
+// actor, verb and object, came in rows too.
+func recurring(rows []record.Row) func(explore.Moment) bool {
+	n := map[string]int{}
+	for _, r := range rows {
+		if r.Actor != "" && r.Verb != "" {
+			n[r.Actor+" "+r.Verb+" "+r.Object]++
+		}
+	}
+	return func(m explore.Moment) bool { return n[m.Actor+" "+m.Verb+" "+m.Object] >= m.Occ }
+}
+
+// plannable reports whether the learning run's moment i is one to plan
+// at: one explore explores, whose call recurs.
+func (p *planner) plannable(i int) bool {
+	m := p.learned.Moments[i]
+	return p.learned.Kept[i] && !unrecorded(m.Object) && (p.recurs == nil || p.recurs(m))
+}
+
+// base returns the plans every exploration runs besides its faults: the
+// second reference run and each operator's neutral twin (a restart after
+// the workload with a fresh view), with tails, unnumbered.
+func (p *planner) base() []explore.Plan {
+	obs := observe(p.resources)
+	out := []explore.Plan{{Name: "reference_2", Class: ClassReference, Fault: "none (reference run 2)",
+		Tail: append(settle(p.ops), obs)}}
+	for _, op := range p.ops {
+		ws := watched(p.learned.Trace.Rows(), op.Actor)
+		w := ""
+		if len(ws) > 0 {
+			w = ws[0]
+		}
+		n := name("twin_restart", op.Name, "after_the_workload")
+		p.grouped(n, "restart "+op.Name)
+		out = append(out, explore.Plan{Name: n, Class: ClassTwin,
+			Fault: "restart " + op.Name + " after the workload (fresh)", Tail: append(restartTail(p.ops, op, "", w), obs)})
+		// The stale plans' twin: the same restart against a view of the
+		// resource as of a mark taken right before it, so nothing is
+		// stale but the held watch itself.
+		for _, res := range ws {
+			n := name("twin_stale", op.Name, res)
+			p.grouped(n, "stale "+op.Name+" "+res)
+			tail := append(append(settle(p.ops), "mark "+staleMark), restartTail(p.ops, op, res, res)...)
+			out = append(out, explore.Plan{Name: n, Class: ClassTwin,
+				Fault: fmt.Sprintf("restart %s stale %s as of now (nothing stale)", op.Name, res), Tail: append(tail, obs)})
+		}
+	}
+	return out
+}
+
+// faults returns the plans of the intermediate and stale classes (the
+// unobserved class is not built yet), unnumbered, in order: by operator,
+// class, then moment.
+//
+// Intermediate: a restart of the operator at each moment of its own
+// writes that took effect (before it is sent, after its answer), each a
+// moment explore explores (Learned.Kept); the moment after an update
+// answered with the resourceVersion it sent changed nothing, and is left
+// out.
+//
+// Stale: for each resource the operator lists or watches, a mark at each
+// moment explore explores, and before the workload; after the workload,
+// a restart of the operator against its view of that resource as of the
+// mark. Two marks after the same writes to the resource are one plan,
+// and a mark after every write of the learning run is the view at the
+// restart itself (the twin), and is left out.
+func (p *planner) faults() []explore.Plan {
+	l := p.learned
+	rows := l.Trace.Rows()
+	bySeq := rowsBySeq(rows)
+	obs := observe(p.resources)
+	var out []explore.Plan
+	for _, op := range p.ops {
+		for i, m := range l.Moments {
+			r := bySeq[l.Seq[i]]
+			if !p.plannable(i) || m.Actor != op.Actor || !(record.WriteVerbs[m.Verb] || m.Verb == "deletecollection") || r.Code/100 != 2 {
+				continue
+			}
+			if m.Point == "after" && r.SentRV != "" && r.SentRV == r.GotRV {
+				continue
+			}
+			h := explore.Hook{Moment: m, Interferer: "restart " + op.Name}
+			p.grouped(name("intermediate", m.Name()), "restart "+op.Name)
+			out = append(out, explore.Plan{Name: name("intermediate", m.Name()), Class: ClassIntermediate,
+				Fault: h.Interferer, Hooks: []explore.Hook{h}, Tail: append(settle(p.ops), obs)})
+		}
+		for _, res := range watched(rows, op.Actor) {
+			writes := writesTo(rows, res)
+			all := prefix(writes, "after", int(^uint(0)>>1))
+			tail := append(restartTail(p.ops, op, res, res), obs)
+			fault := fmt.Sprintf("mark; restart %s stale %s at the mark", op.Name, res)
+			seen := map[string]bool{all: true}
+			if pre := prefix(writes, "before", l.From+1); !seen[pre] {
+				seen[pre] = true
+				p.grouped(name("stale", res, "before_the_workload"), "stale "+op.Name+" "+res)
+				out = append(out, explore.Plan{Name: name("stale", res, "before_the_workload"), Class: ClassStale, Fault: fault,
+					Heads: []string{"mark " + staleMark}, Tail: tail})
+			}
+			for _, i := range markAt(l, writes, p.plannable) {
+				m := l.Moments[i]
+				pre := prefix(writes, m.Point, l.Seq[i])
+				if seen[pre] {
+					continue
+				}
+				seen[pre] = true
+				h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}
+				p.grouped(name("stale", res, m.Name()), "stale "+op.Name+" "+res)
+				out = append(out, explore.Plan{Name: name("stale", res, m.Name()), Class: ClassStale, Fault: fault,
+					Hooks: []explore.Hook{h}, Heads: []string{"mark " + staleMark}, Tail: tail})
+			}
+		}
+	}
+	for _, op := range p.ops {
+		out = append(out, p.unobserved(op)...)
+	}
+	return out
+}
+
+// Window is a span of the learning run's workload in which others wrote
+// one object at least twice and the operator wrote nothing: First and
+// Last are the sequence numbers of the first and last of those writes.
+type Window struct {
+	Resource, Object string
+	First, Last      int
+}
+
+// windows returns, for each resource of watches, the windows of rows'
+// workload calls (those after from) on each of its objects: the longest
+// runs of successful writes by others than actor, at least two, with no
+// write of actor's in between. A window with a write of the operator's
+// inside would hold back its own write's event and every wait on it, and
+// the workload would stop at its first wait for the operator; a window of
+// one write hides no state.
+func windows(rows []record.Row, from int, actor string, watches []string) []Window {
+	var out []Window
+	for _, res := range watches {
+		byObject := map[string][]int{}
+		var objects []string
+		var own []int
+		for _, r := range rows {
+			rres, _, _ := strings.Cut(r.Object, "/")
+			if r.Seq <= from || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" || !record.WriteVerbs[r.Verb] {
+				continue
+			}
+			if r.Actor == actor {
+				own = append(own, r.Seq)
+				continue
+			}
+			if rres != res {
+				continue
+			}
+			obj := objectOf(r.Object)
+			if _, ok := byObject[obj]; !ok {
+				objects = append(objects, obj)
+			}
+			byObject[obj] = append(byObject[obj], r.Seq)
+		}
+		for _, obj := range objects {
+			ws := byObject[obj]
+			start := 0
+			for i := 1; i <= len(ws); i++ {
+				if i < len(ws) && !anyBetween(own, ws[i-1], ws[i]) {
+					continue
+				}
+				if i-start >= 2 {
+					out = append(out, Window{Resource: res, Object: obj, First: ws[start], Last: ws[i-1]})
+				}
+				start = i
+			}
+		}
+	}
+	return out
+}
+
+// objectOf returns a trace object's resource and name, without a
+// subresource: deployments/web/status is deployments/web.
+func objectOf(object string) string {
+	parts := strings.SplitN(object, "/", 3)
+	if len(parts) < 2 {
+		return object
+	}
+	return parts[0] + "/" + parts[1]
+}
+
+// anyBetween reports whether a number of seqs lies strictly between a
+// and b.
+func anyBetween(seqs []int, a, b int) bool {
+	for _, s := range seqs {
+		if s > a && s < b {
+			return true
+		}
+	}
+	return false
+}
+
+// momentAt returns the index of l's moment at point of the call seq, or
+// -1 when the call is no moment of the workload.
+func momentAt(l *explore.Learned, point string, seq int) int {
+	for i, m := range l.Moments {
+		if l.Seq[i] == seq && m.Point == point {
+			return i
+		}
+	}
+	return -1
+}
+
+// unobserved returns op's plans of the unobserved class: for each window
+// (windows), a hold of op's watch of the resource before the window's
+// first write and its release with a relist after the last, so that op
+// sees only the last state; then the wait for that relist and the
+// settling. Each plan's neutral twin holds and releases the same watch
+// right after the last write, with nothing written in between.
+func (p *planner) unobserved(op Operator) []explore.Plan {
+	l := p.learned
+	rows := l.Trace.Rows()
+	obs := observe(p.resources)
+	var out []explore.Plan
+	for _, w := range windows(rows, l.From, op.Actor, watched(rows, op.Actor)) {
+		i, j := momentAt(l, "before", w.First), momentAt(l, "after", w.Last)
+		if i < 0 || j < 0 || !p.recurs(l.Moments[i]) || !p.recurs(l.Moments[j]) {
+			continue
+		}
+		hold := "hold " + op.Actor + " " + w.Resource
+		release := "release " + op.Actor + " " + w.Resource + " relist"
+		tail := append([]string{fmt.Sprintf("await %s list %s 200 since=%s", op.Actor, w.Resource, windowMark)}, settle(p.ops)...)
+		tail = append(tail, obs)
+		n := name("unobserved", w.Object, l.Moments[i].Name(), l.Moments[j].Name())
+		g := "unobserved " + op.Name + " " + w.Object
+		p.grouped(n, g)
+		out = append(out, explore.Plan{Name: n, Class: ClassUnobserved,
+			Fault: fmt.Sprintf("%s %s; %s %s", hold, l.Moments[i].Trigger(), release, l.Moments[j].Trigger()),
+			Heads: []string{"mark " + windowMark},
+			Hooks: []explore.Hook{{Moment: l.Moments[i], Interferer: hold}, {Moment: l.Moments[j], Interferer: release}},
+			Tail:  tail})
+		tn := name("twin_unobserved", w.Object, l.Moments[j].Name())
+		if p.group[tn] == "" {
+			p.grouped(tn, g)
+			p.twins = append(p.twins, explore.Plan{Name: tn, Class: ClassTwin,
+				Fault: fmt.Sprintf("%s; %s %s: nothing written while held", hold, release, l.Moments[j].Trigger()),
+				Heads: []string{"mark " + windowMark},
+				Hooks: []explore.Hook{{Moment: l.Moments[j], Interferer: "do " + hold + " ; " + release}},
+				Tail:  tail})
+		}
+	}
+	return out
+}
+
+// markAt returns, of the learning run l's moments that plannable keeps,
+// one per distinct prefix of writes (the view a mark there gives), in
+// order of their first moment. A moment is chosen by the writes to the
+// resource themselves, since they come in every run in the same order:
+// right after the prefix's last write, else right before the next write
+// to the resource; else the first moment of that prefix. A moment named
+// by another call (the 1st of an operator's status updates, say) falls
+// on the other side of a write in a run whose calls come in another
+// order, and its mark gives another view.
+func markAt(l *explore.Learned, writes []int, plannable func(int) bool) []int {
+	var order []string
+	first := map[string]int{}
+	after := map[string]int{}
+	before := map[string]int{}
+	for i, m := range l.Moments {
+		if !plannable(i) {
+			continue
+		}
+		pre := prefix(writes, m.Point, l.Seq[i])
+		if _, ok := first[pre]; !ok {
+			first[pre] = i
+			order = append(order, pre)
+		}
+		if _, ok := after[pre]; !ok && m.Point == "after" && lastOf(pre) == l.Seq[i] {
+			after[pre] = i
+		}
+		if _, ok := before[pre]; !ok && m.Point == "before" && slices.Contains(writes, l.Seq[i]) {
+			before[pre] = i
+		}
+	}
+	out := make([]int, 0, len(order))
+	for _, pre := range order {
+		i, ok := after[pre]
+		if !ok {
+			i, ok = before[pre]
+		}
+		if !ok {
+			i = first[pre]
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// lastOf returns the last sequence number of a prefix, or 0 when it is
+// empty.
+func lastOf(pre string) int {
+	n, _ := strconv.Atoi(pre[strings.LastIndex(pre, ",")+1:])
+	return n
+}
+
+// null returns the plans whose fault cannot matter: a mark with no
+// restart at each moment explore explores (of the first operator's
+// calls, and the first of anyone's). None may be a finding.
+func (p *planner) null() []explore.Plan {
+	obs := observe(p.resources)
+	var out []explore.Plan
+	for i, m := range p.learned.Moments {
+		if !p.plannable(i) {
+			continue
+		}
+		h := explore.Hook{Moment: m, Interferer: "mark " + staleMark}
+		out = append(out, explore.Plan{Name: name("null_mark", m.Name()), Class: ClassNull, Fault: "mark, no restart",
+			Hooks: []explore.Hook{h}, Tail: append(settle(p.ops), obs)})
+	}
+	return out
+}

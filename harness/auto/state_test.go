@@ -1,0 +1,202 @@
+package auto
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/record"
+)
+
+// TestFlatten checks the base mask, the masked values (times, the
+// namespace) and list elements keyed by name.
+func TestFlatten(t *testing.T) {
+	obj := map[string]any{
+		"metadata": map[string]any{"name": "a", "uid": "u1", "resourceVersion": "7", "generation": int64(3),
+			"deletionTimestamp": "2026-01-02T03:04:05Z", "ownerReferences": []any{map[string]any{"name": "o", "uid": "u2"}}},
+		"spec":   map[string]any{"host": "a.ns-1.svc", "ports": []any{map[string]any{"name": "b", "port": int64(2)}, map[string]any{"name": "a", "port": int64(1)}}},
+		"status": map[string]any{"observedGeneration": int64(3), "list": []any{"x"}},
+	}
+	want := map[string]string{
+		"metadata.name":                         `"a"`,
+		"metadata.deletionTimestamp":            "<time>",
+		"metadata.ownerReferences[name=o].name": `"o"`,
+		"spec.host":                             `"a.$NAMESPACE.svc"`,
+		"spec.ports[name=a].name":               `"a"`,
+		"spec.ports[name=a].port":               "1",
+		"spec.ports[name=b].name":               `"b"`,
+		"spec.ports[name=b].port":               "2",
+		"status.list[0]":                        `"x"`,
+	}
+	assert.DeepEqual(t, Flatten(obj, "ns-1"), want)
+}
+
+// TestDiff checks what the oracle reports of a run against a reference,
+// with the masks two references make.
+func TestDiff(t *testing.T) {
+	ref := State{Read: true, Objects: map[string]map[string]string{
+		"configmaps/dst": {"data.value": `"moved"`, "data.n": "1"},
+		"configmaps/job": {"data.done": `"true"`},
+		"leases/l":       {"spec.holder": `"x"`},
+		"pods/p-abc":     {"spec.x": "1"},
+	}, History: History{"delete op statefulsets/s 200": 1}}
+	ref2 := State{Read: true, Objects: map[string]map[string]string{
+		"configmaps/dst": {"data.value": `"moved"`, "data.n": "1"},
+		"configmaps/job": {"data.done": `"true"`},
+		"leases/l":       {"spec.holder": `"y"`},
+		"pods/p-def":     {"spec.x": "1"},
+	}, History: History{"delete op statefulsets/s 200": 1}}
+	m := MasksOf([]State{ref, ref2})
+	tests := []struct {
+		name string
+		run  State
+		want []explore.Difference
+	}{
+		{"the same", ref2, nil},
+		{"not read", State{}, nil},
+		{"a field", State{Read: true, Objects: map[string]map[string]string{
+			"configmaps/dst": {"data.value": `""`, "data.n": "1"}, "configmaps/job": {"data.done": `"true"`}, "leases/l": {"spec.holder": `"z"`}, "pods/p-xyz": {}},
+			History: History{"delete op statefulsets/s 200": 1}},
+			[]explore.Difference{{Kind: "field", Object: "configmaps/dst", Field: "data.value", Reference: `"moved"`, Run: `""`}}},
+		{"an object and a count", State{Read: true, Objects: map[string]map[string]string{
+			"configmaps/job": {"data.done": `"true"`, "data.extra": "2"}, "leases/l": {}},
+			History: History{"delete op statefulsets/s 200": 2}},
+			[]explore.Difference{
+				{Kind: "object", Object: "configmaps/dst", Reference: "present", Run: "absent"},
+				{Kind: "field", Object: "configmaps/job", Field: "data.extra", Reference: "<absent>", Run: "2"},
+				{Kind: "history", Object: "statefulsets/s", Field: "delete by op (200)", Reference: "1", Run: "2"},
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.DeepEqual(t, Diff(ref, tc.run, m), tc.want)
+		})
+	}
+	fields, unstable := m.List()
+	assert.DeepEqual(t, fields, []string{"leases/l spec.holder"})
+	assert.DeepEqual(t, unstable, []string{"pods"})
+}
+
+// TestWithout checks that a difference the twin shows too, by object and
+// field whatever the values, is set aside and counted.
+func TestWithout(t *testing.T) {
+	ds := []explore.Difference{{Kind: "field", Object: "a/b", Field: "x", Reference: "1", Run: "2"}, {Kind: "field", Object: "a/b", Field: "y"}}
+	got, n := Without(ds, []explore.Difference{{Kind: "field", Object: "a/b", Field: "x", Reference: "1", Run: "3"}})
+	assert.Equal(t, n, 1)
+	assert.DeepEqual(t, got, ds[1:])
+}
+
+// TestPrefixAndHistory checks the stale planner's sets of writes before a
+// moment and the history's counts.
+func TestPrefixAndHistory(t *testing.T) {
+	rows := []record.Row{
+		{Seq: 1, Actor: "setup", Verb: "create", Object: "configmaps/a", Code: 201},
+		{Seq: 2, Actor: "op", Verb: "get", Object: "configmaps/a", Code: 200},
+		{Seq: 3, Actor: "op", Verb: "update", Object: "configmaps/a", Code: 409},
+		{Seq: 4, Actor: "op", Verb: "delete", Object: "configmaps/a", Code: 200},
+		{Seq: 5, Actor: "op", Verb: "create", Object: "events", Code: 201},
+	}
+	w := writesTo(rows, "configmaps")
+	assert.DeepEqual(t, w, []int{1, 4})
+	assert.Equal(t, prefix(w, "before", 4), "1")
+	assert.Equal(t, prefix(w, "after", 4), "1,4")
+	if d := cmp.Diff(HistoryOf(rows), History{"create setup configmaps/a 201": 1, "delete op configmaps/a 200": 1}); d != "" {
+		t.Error(d)
+	}
+}
+
+// TestMarkAt checks which moment each distinct view of a resource is
+// marked at: right after the write that made it when that is a moment,
+// else right before the next write, else the first moment with that
+// view; a moment that is not plannable
+// is never chosen.
+func TestMarkAt(t *testing.T) {
+	mo := func(point, actor, verb string) explore.Moment {
+		return explore.Moment{Point: point, Actor: actor, Verb: verb, Object: "things/a", Occ: 1}
+	}
+	// Calls: 10 op status update (write), 11 alice delete (write), 12 op get.
+	l := &explore.Learned{
+		Moments: []explore.Moment{
+			mo("before", "op", "update"), mo("after", "op", "update"),
+			mo("before", "alice", "delete"), mo("after", "alice", "delete"),
+			mo("before", "op", "get"), mo("after", "op", "get"),
+		},
+		Seq: []int{10, 10, 11, 11, 12, 12},
+	}
+	all := func(int) bool { return true }
+	for _, tc := range []struct {
+		name      string
+		writes    []int
+		plannable func(int) bool
+		want      []int
+	}{
+		{"after each write", []int{10, 11}, all, []int{0, 1, 3}},
+		{"no write is a moment's own", []int{5}, all, []int{0}},
+		{"the write's after is not plannable: the next write's before", []int{10, 11}, func(i int) bool { return i != 1 }, []int{0, 2, 3}},
+		{"neither: the first moment", []int{10, 11}, func(i int) bool { return i != 3 }, []int{0, 1, 4}},
+		{"nothing plannable", []int{10}, func(int) bool { return false }, []int{}},
+		{"only a read is plannable", []int{10, 11}, func(i int) bool { return i == 4 }, []int{4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.DeepEqual(t, markAt(l, tc.writes, tc.plannable), tc.want)
+		})
+	}
+}
+
+// TestWindows checks the unobserved class's windows: two or more writes
+// of others' to one object in the workload, with no write of the
+// operator's between them; the setup's writes, failed writes and the
+// operator's own are no window.
+func TestWindows(t *testing.T) {
+	row := func(seq int, actor, verb, object string, code int) record.Row {
+		return record.Row{Seq: seq, Actor: actor, Verb: verb, Object: object, Code: code}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []record.Row
+		want []Window
+	}{
+		{"two scales", []record.Row{
+			row(1, "setup", "create", "things/a", 201),
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "get", "things/a", 200),
+			row(5, "alice", "update", "things/a", 200),
+		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5}}},
+		{"the operator writes between", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "update", "others/b/status", 200),
+			row(5, "alice", "update", "things/a", 200),
+		}, nil},
+		{"longest run, then a window after the operator's write", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "update", "others/b", 200),
+			row(5, "alice", "delete", "things/a", 200),
+			row(6, "bob", "create", "things/a", 201),
+			row(7, "alice", "patch", "things/a/status", 200),
+		}, []Window{{Resource: "things", Object: "things/a", First: 5, Last: 7}}},
+		{"a failed write and a setup write are none", []record.Row{
+			row(2, "alice", "update", "things/a", 200),
+			row(3, "alice", "update", "things/a", 409),
+			row(5, "alice", "update", "things/b", 200),
+		}, nil},
+		{"an unwatched resource", []record.Row{
+			row(3, "alice", "update", "pods/a", 200),
+			row(5, "alice", "update", "pods/a", 200),
+		}, nil},
+		{"two objects", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "alice", "update", "things/b", 200),
+			row(5, "alice", "update", "things/a", 200),
+			row(6, "alice", "update", "things/b", 200),
+		}, []Window{{"things", "things/a", 3, 5}, {"things", "things/b", 4, 6}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := windows(tc.rows, 2, "op", []string{"things"})
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

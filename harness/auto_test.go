@@ -1,0 +1,95 @@
+package harness
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness/auto"
+	"github.com/racekit/racekit/harness/explore"
+)
+
+// exploreAuto explores the auto script file with xo on the test's control
+// plane and the controllers of the controller scripts.
+func exploreAuto(t *testing.T, file string, xo ExploreOptions) *ExploreReport {
+	t.Helper()
+	opts := ScriptOptions{Controllers: append(testControllers(), runningControllers()...)}
+	rep, err := Explore(context.Background(), controlPlane(t), opts, file, xo)
+	assert.NilError(t, err)
+	assert.Assert(t, rep.Auto != nil, "%s explored nothing auto", file)
+	return rep
+}
+
+// findings returns the differences of rep's failed runs, one line each,
+// sorted, with the run's moment and fault.
+func findings(rep *ExploreReport) []string {
+	var out []string
+	for _, il := range rep.Failed() {
+		for _, d := range il.Differences {
+			out = append(out, il.Fault+" at "+il.Name+": "+d.String())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestAutoNullPlans explores the mover and the safe mover auto with the
+// plans whose fault cannot matter (a mark with no restart at each moment):
+// not one of them may be a finding, and the mover's real findings must
+// stay. An oracle that called a run's own noise a difference would fail
+// here first.
+func TestAutoNullPlans(t *testing.T) {
+	for _, file := range []string{"auto/testdata/auto_mover.txtar", "auto/testdata/auto_mover_safe.txtar"} {
+		t.Run(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".txtar"), func(t *testing.T) {
+			rep := exploreAuto(t, file, ExploreOptions{AutoNull: true})
+			nulls := 0
+			for _, il := range rep.Interleavings {
+				if il.Class != auto.ClassNull {
+					continue
+				}
+				nulls++
+				assert.Assert(t, il.Passed || il.NotApplicable, "null plan %s is a finding: %s", il.Name, il.Failure)
+			}
+			assert.Assert(t, nulls > 0, "no null plan ran:\n%s", rep.Table())
+			if strings.HasSuffix(file, "_safe.txtar") {
+				assert.DeepEqual(t, findings(rep), []string(nil))
+			} else {
+				assert.Assert(t, len(findings(rep)) > 0, "the mover's bug is not found:\n%s", rep.Table())
+			}
+		})
+	}
+}
+
+// TestAutoPruningIsSound explores the mover auto twice, with the moments
+// explore's equivalence leaves out and without them (Exhaustive): the
+// findings must be the same, by fault and difference, once each plan is
+// named by its fault's place in the table.
+func TestAutoPruningIsSound(t *testing.T) {
+	pruned := exploreAuto(t, "auto/testdata/auto_mover.txtar", ExploreOptions{})
+	all := exploreAuto(t, "auto/testdata/auto_mover.txtar", ExploreOptions{Exhaustive: true})
+	// Each difference once, whatever run showed it: the exhaustive
+	// exploration has more runs, each equivalent to one of the pruned.
+	distinct := func(rep *explore.Report) []string {
+		seen := map[string]bool{}
+		var out []string
+		for _, il := range rep.Failed() {
+			for _, d := range il.Differences {
+				k := il.Class + ": " + d.String()
+				if !seen[k] {
+					seen[k] = true
+					out = append(out, k)
+				}
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	assert.Assert(t, len(distinct(pruned)) > 0, "nothing found:\n%s", pruned.Table())
+	if d := cmp.Diff(distinct(pruned), distinct(all)); d != "" {
+		t.Errorf("pruning changed the findings (-pruned +exhaustive):\n%s\npruned:\n%s\nexhaustive:\n%s", d, pruned.Table(), all.Table())
+	}
+}
