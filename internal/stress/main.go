@@ -58,7 +58,7 @@ func main() {
 	race := flag.String("race", os.Getenv("RACE"), "the -race flag for go test, or empty")
 	flag.Parse()
 	start := time.Now()
-	base, err := runAll("quiet", *race, false)
+	base, _, err := runAll("quiet", *race, false)
 	if err != nil {
 		fatal(err)
 	}
@@ -73,12 +73,16 @@ func main() {
 			if err != nil {
 				fatal(err)
 			}
-			got, err := runAll(name, *race, pinned)
+			got, outputs, err := runAll(name, *race, pinned)
 			stop()
 			if err != nil {
 				fatal(err)
 			}
-			diffs += compare(name, base, got)
+			n := compare(name, base, got)
+			if n > 0 {
+				printFailures(name, base, got, outputs)
+			}
+			diffs += n
 		}
 	}
 	fmt.Printf("stress: %d rounds of 2 loads over %d tests: %d differences in verdicts (%s)\n", *rounds, len(base), diffs, time.Since(start).Round(time.Second))
@@ -88,9 +92,19 @@ func main() {
 }
 
 // runAll runs every suite under the named load and returns each test's
-// verdict, by package and name.
-func runAll(name, race string, pinned bool) (map[string]string, error) {
+// verdict and output, by package and name. The whole go test -json of
+// the load is kept in stress-logs/ (logFile).
+func runAll(name, race string, pinned bool) (map[string]string, map[string][]string, error) {
 	verdicts := map[string]string{}
+	outputs := map[string][]string{}
+	if err := os.MkdirAll("stress-logs", 0o755); err != nil {
+		return nil, nil, err
+	}
+	log, err := os.Create(logFile(name))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer log.Close()
 	began := time.Now()
 	failed := 0
 	for _, s := range suites {
@@ -103,7 +117,7 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 		}
 		out, err := cmd.StdoutPipe()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if pinned {
 			// Pinned before it starts: every process it starts inherits
@@ -112,7 +126,7 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 			var one unix.CPUSet
 			one.Set(0)
 			if err := unix.SchedSetaffinity(0, &one); err != nil {
-				return nil, fmt.Errorf("pin to one core: %w", err)
+				return nil, nil, fmt.Errorf("pin to one core: %w", err)
 			}
 		}
 		err = cmd.Start()
@@ -125,14 +139,14 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 			runtime.UnlockOSThread()
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		mine := map[string]string{}
-		if err := readVerdicts(out, mine); err != nil {
-			return nil, err
+		if err := readVerdicts(io.TeeReader(out, log), mine, outputs); err != nil {
+			return nil, nil, err
 		}
 		if err := ran(s, mine, cmd.Wait()); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: %w (go test -json in %s)", name, err, logFile(name))
 		}
 		for k, v := range mine {
 			verdicts[k] = v
@@ -144,7 +158,43 @@ func runAll(name, race string, pinned bool) (map[string]string, error) {
 		}
 	}
 	fmt.Printf("stress: %-18s %d tests, %d failed (%s)\n", name, len(verdicts), failed, time.Since(began).Round(time.Second))
-	return verdicts, nil
+	return verdicts, outputs, nil
+}
+
+// logFile is where runAll keeps the go test -json of the load called name:
+// stress-logs/busy-round-1.json.
+func logFile(name string) string {
+	slug := strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, strings.ToLower(strings.ReplaceAll(name, ", ", "-"))), "-")
+	return "stress-logs/" + slug + ".json"
+}
+
+// tailLines is how many lines of a failing test's output printFailures
+// shows.
+const tailLines = 40
+
+// printFailures prints, for each test that passed quietly and failed
+// under the load called name, the last tailLines lines of its output, so
+// that the cause is on the screen; the whole is in logFile(name).
+func printFailures(name string, base, got map[string]string, outputs map[string][]string) {
+	var keys []string
+	for k, g := range got {
+		if g == "fail" && base[k] != "fail" && strings.Contains(k, " ") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		lines := outputs[k]
+		if len(lines) > tailLines {
+			lines = lines[len(lines)-tailLines:]
+		}
+		fmt.Printf("--- %s, under %s (last %d lines; all of it in %s):\n%s", k, name, len(lines), logFile(name), strings.Join(lines, ""))
+	}
 }
 
 // goTestArgs returns the arguments of go test for suite s, with the race
@@ -187,11 +237,12 @@ func ran(s suite, verdicts map[string]string, err error) error {
 
 // event is a line of go test -json.
 type event struct {
-	Action, Package, Test string
+	Action, Package, Test, Output string
 }
 
-// readVerdicts reads go test -json from r into verdicts.
-func readVerdicts(r io.Reader, verdicts map[string]string) error {
+// readVerdicts reads go test -json from r into verdicts, and each test's
+// output lines into outputs.
+func readVerdicts(r io.Reader, verdicts map[string]string, outputs map[string][]string) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -199,13 +250,15 @@ func readVerdicts(r io.Reader, verdicts map[string]string) error {
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
 			continue
 		}
+		key := e.Package
+		if e.Test != "" {
+			key += " " + e.Test
+		}
 		switch e.Action {
 		case "pass", "fail", "skip":
-			key := e.Package
-			if e.Test != "" {
-				key += " " + e.Test
-			}
 			verdicts[key] = e.Action
+		case "output":
+			outputs[key] = append(outputs[key], e.Output)
 		}
 	}
 	return sc.Err()

@@ -65,3 +65,35 @@ func TestRan(t *testing.T) {
 		})
 	}
 }
+
+// TestReadVerdicts checks that a test's verdict is its last and that its
+// output is kept for printFailures, by package and test.
+func TestReadVerdicts(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"run","Package":"p","Test":"TestA"}`,
+		`{"Action":"output","Package":"p","Test":"TestA","Output":"a.go:3: want 1, got 2\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestA"}`,
+		`not json: a line of the build's`,
+		`{"Action":"pass","Package":"p","Test":"TestB"}`,
+		`{"Action":"fail","Package":"p"}`,
+	}, "\n")
+	verdicts, outputs := map[string]string{}, map[string][]string{}
+	assert.NilError(t, readVerdicts(strings.NewReader(in), verdicts, outputs))
+	if d := cmp.Diff(map[string]string{"p TestA": "fail", "p TestB": "pass", "p": "fail"}, verdicts); d != "" {
+		t.Errorf("verdicts (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string][]string{"p TestA": {"a.go:3: want 1, got 2\n"}}, outputs); d != "" {
+		t.Errorf("outputs (-want +got):\n%s", d)
+	}
+}
+
+// TestLogFile checks the names of the loads' logs.
+func TestLogFile(t *testing.T) {
+	for in, want := range map[string]string{
+		"quiet":             "stress-logs/quiet.json",
+		"busy, round 1":     "stress-logs/busy-round-1.json",
+		"one core, round 2": "stress-logs/one-core-round-2.json",
+	} {
+		assert.Equal(t, logFile(in), want)
+	}
+}
