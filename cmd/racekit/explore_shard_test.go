@@ -66,7 +66,7 @@ func TestExploreShardsAsProcesses(t *testing.T) {
 		}
 	}
 	assert.Equal(t, whole.cmd.ProcessState.ExitCode(), exitFail, "stderr:\n%s", whole.stderr.String())
-	assert.Assert(t, strings.HasPrefix(whole.stdout.String(), "explored reconcile webapps/web: 7 moments (5 equivalent left out), 7 interleavings at depth 1, 7 failed\n"), "%s", whole.stdout.String())
+	assert.Assert(t, strings.HasPrefix(whole.stdout.String(), "explored reconcile webapps/web: 7 moments (5 equivalent left out), 7 interleavings at depth 1, 7 failed\n"), "stdout:\n%s\nstderr:\n%s", whole.stdout.String(), whole.stderr.String())
 
 	ran := 0
 	for i, p := range shards {

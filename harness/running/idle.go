@@ -126,21 +126,23 @@ type settling struct {
 	sc     *language.Scenario
 	quiet  time.Duration
 	ignore map[string]bool
-	// prev is the last reading, nil after a change on the wire; busy says
-	// what kept the life busy at the last look, for the message on time
-	// out.
-	prev *reading
-	busy string
+	// prev is the last reading, and prevAt the length of the trace when
+	// it was taken; busy says what kept the life busy at the last look,
+	// for the message on time out.
+	prev   *reading
+	prevAt int
+	busy   string
 	// timer wakes the next look; interval is how long it waits, doubling
 	// from firstLook to lastLook while nothing changes.
 	timer    *time.Timer
 	interval time.Duration
 }
 
-// changed notes a change on the wire: a reading from before it settles
-// nothing, and the next look comes soon.
+// changed notes a change on the wire: the next look comes soon. The
+// reading before it still counts if what changed was only reads
+// (confirm).
 func (w *settling) changed() {
-	w.prev, w.interval = nil, 0
+	w.interval = 0
 	w.stopTimer()
 }
 
@@ -198,11 +200,11 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 	}
 	a := activityOf(sc, l, w.ignore)
 	if a.busy {
-		w.busy, w.prev = "a call of its is in flight", nil
+		w.busy = "a call of its is in flight"
 		return false, nil, nil
 	}
 	if up, why := caughtUp(sc, l.actor, l.firstSeq, w.ignore); !up {
-		w.busy, w.prev = why, nil
+		w.busy = why
 		return false, nil, nil
 	}
 	const common = "no call of its in flight, each watch caught up, "
@@ -233,21 +235,73 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 	return false, nil, nil
 }
 
-// confirm settles the life on rd when rd shows it idle and agrees with the
-// reading before it, with nothing on the wire in between; otherwise it
-// keeps rd and looks again.
+// confirm settles the life on rd when rd and the reading before it both
+// show it idle, and either nothing came on the wire between them and they
+// agree, or what came was only reads, answered (between, the life may
+// have reconciled, as a poller does, but it changed nothing and nothing
+// is left: a reading shows a reconcile that is running or queued, and a
+// retry after an error, which waits in a back-off, by its count);
+// otherwise it keeps rd and looks again. A write by anyone between them,
+// a hook's firing or a change of a view means a reconcile may be due, and
+// the readings must agree again after it.
 func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool, *record.Settled, error) {
-	if rd.idle && w.prev != nil && w.prev.idle && w.prev.seen == rd.seen {
+	t := w.sc.Trace()
+	since := wireSince(t, w.prevAt, w.ignore)
+	if rd.idle && w.prev != nil && w.prev.idle && (since == wireQuiet && w.prev.seen == rd.seen || since == wireReads && w.prev.retries == rd.retries) {
 		return true, settled, nil
 	}
 	w.busy = by + ": " + rd.why
 	if rd.idle {
 		w.busy = by + ": its last two readings did not agree yet"
 	}
-	w.prev = &rd
+	w.prev, w.prevAt = &rd, len(t)
 	w.lookAgain()
 	return false, nil, nil
 }
+
+// wireChange is what came on the wire between two readings of a life's
+// signal.
+type wireChange int
+
+const (
+	wireQuiet  wireChange = iota // nothing
+	wireReads                    // only reads (get, list, watch), answered
+	wireWrites                   // a write, a hook's firing, a view's change, or a call not answered yet
+)
+
+// wireSince returns what t has after its first n entries, leaving out the
+// calls on the resources ignore names.
+func wireSince(t record.Trace, n int, ignore map[string]bool) wireChange {
+	if n > len(t) {
+		return wireWrites
+	}
+	out := wireQuiet
+	for _, e := range t[n:] {
+		x := e.Exchange
+		switch {
+		case e.Settled != nil:
+			// Another idle's row: no change of anything.
+		case x == nil:
+			return wireWrites
+		case ignore[x.Resource]:
+		case x.Code == 0 || x.Code/100 != 2 && x.Code != 404:
+			// Not answered, or refused: a write that failed changes
+			// nothing, but a call in transport trouble says nothing.
+			if x.Code == 0 || !readVerbs[x.Verb] {
+				return wireWrites
+			}
+			out = wireReads
+		case readVerbs[x.Verb]:
+			out = wireReads
+		default:
+			return wireWrites
+		}
+	}
+	return out
+}
+
+// readVerbs are the verbs that change nothing.
+var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 
 // activity is what idle knows of a life's calls.
 type activity struct {

@@ -147,6 +147,7 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 	for _, n := range names {
 		q := queues[n]
 		seen = append(seen, fmt.Sprintf("%s:%g/%g/%g/%g/%g", n, q.depth, q.gets, q.dones, q.adds, q.retries))
+		r.retries += q.retries
 		switch {
 		case q.depth > 0:
 			busy = append(busy, fmt.Sprintf("workqueue %s holds %g", n, q.depth))

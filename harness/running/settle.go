@@ -68,6 +68,11 @@ type reading struct {
 	seen string
 	// why says, when not idle, what was busy: for the failure message.
 	why string
+	// retries counts the items put back to retry after an error
+	// (workqueue_retries_total), which a back-off keeps out of every
+	// queue's depth: two readings with only reads between them settle the
+	// life only if no retry came in between.
+	retries float64
 }
 
 // goroutineReading reads which goroutines of the process carry label, and

@@ -131,6 +131,7 @@ func TestJudgeMetrics(t *testing.T) {
 		name, text string
 		idle       bool
 		why        string
+		retries    float64
 	}{
 		{"empty and done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 3
@@ -139,23 +140,23 @@ workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
 controller_runtime_active_workers{controller="cms"} 0
 workqueue_retries_total{name="cms"} 7
-`, true, ""},
+`, true, "", 7},
 		{"queued", `workqueue_depth{name="cms",priority=""} 1
-`, false, "workqueue cms holds 1"},
+`, false, "workqueue cms holds 1", 0},
 		{"queued at a priority", `workqueue_depth{name="cms",priority="10"} 1
 workqueue_depth{name="cms",priority=""} 0
-`, false, "workqueue cms holds 1"},
+`, false, "workqueue cms holds 1", 0},
 		{"taken, not done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 4
 workqueue_queue_duration_seconds_sum{name="cms"} 0.1
 workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
-`, false, "workqueue cms has 1 taken and not done"},
+`, false, "workqueue cms has 1 taken and not done", 0},
 		{"reconciling", `workqueue_depth{name="cms",priority=""} 0
 controller_runtime_active_workers{controller="cms"} 1
-`, false, "controller cms has 1 reconciles running"},
+`, false, "controller cms has 1 reconciles running", 0},
 		{"no queue", `controller_runtime_active_workers{controller="cms"} 0
-`, false, "show no workqueue yet"},
+`, false, "show no workqueue yet", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := expfmt.NewTextParser(model.UTF8Validation)
@@ -164,6 +165,7 @@ controller_runtime_active_workers{controller="cms"} 1
 			rd := judgeMetrics(fams, "http://x/metrics")
 			assert.Equal(t, rd.idle, tc.idle, rd.why)
 			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
+			assert.Equal(t, rd.retries, tc.retries)
 		})
 	}
 }

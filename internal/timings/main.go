@@ -63,7 +63,7 @@ func main() {
 		}
 	} else {
 		for _, dir := range []string{".", "examples", "realbugs"} {
-			args := []string{"test", "-json", "-count=1"}
+			args := []string{"test", "-json", "-count=1", "-timeout", "60m"}
 			if *race != "" {
 				args = append(args, *race)
 			}

@@ -1,0 +1,48 @@
+package running
+
+import (
+	"testing"
+
+	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness/record"
+	"github.com/racekit/racekit/hooks"
+)
+
+// TestWireSince checks what two readings of a life's signal may have
+// between them and still settle it: nothing, or only answered reads (a
+// poller's); a write, a failed write, an unanswered call, a hook's firing
+// or a view's change is a change, and a call on an ignored resource is
+// none.
+func TestWireSince(t *testing.T) {
+	call := func(verb, resource string, code int) record.Entry {
+		return record.Entry{Exchange: &record.Exchange{Call: hooks.Call{Actor: "op", Verb: verb, Resource: resource}, Code: code}}
+	}
+	settled := record.Entry{Settled: &record.Settled{Name: "op"}}
+	hook := record.Entry{Hook: &record.HookFiring{}}
+	view := record.Entry{View: &record.ViewChange{}}
+	for _, tc := range []struct {
+		name   string
+		t      record.Trace
+		n      int
+		ignore map[string]bool
+		want   wireChange
+	}{
+		{"nothing", record.Trace{call("update", "configmaps", 200)}, 1, nil, wireQuiet},
+		{"another idle's row", record.Trace{settled}, 0, nil, wireQuiet},
+		{"a poller's gets", record.Trace{call("get", "configmaps", 200), call("get", "configmaps", 200)}, 0, nil, wireReads},
+		{"a get of nothing", record.Trace{call("get", "configmaps", 404)}, 0, nil, wireReads},
+		{"a list and a watch", record.Trace{call("list", "pods", 200), call("watch", "pods", 200)}, 0, nil, wireReads},
+		{"a write", record.Trace{call("get", "configmaps", 200), call("update", "configmaps", 200)}, 0, nil, wireWrites},
+		{"a write that failed", record.Trace{call("update", "configmaps", 409)}, 0, nil, wireWrites},
+		{"a call not answered", record.Trace{call("get", "configmaps", 0)}, 0, nil, wireWrites},
+		{"a hook fired", record.Trace{hook}, 0, nil, wireWrites},
+		{"a view changed", record.Trace{view}, 0, nil, wireWrites},
+		{"an ignored write", record.Trace{call("update", "leases", 200)}, 0, map[string]bool{"leases": true}, wireQuiet},
+		{"a trace shorter than the mark", record.Trace{}, 3, nil, wireWrites},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, wireSince(tc.t, tc.n, tc.ignore), tc.want)
+		})
+	}
+}
