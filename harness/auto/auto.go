@@ -11,6 +11,7 @@ import (
 	"github.com/racekit/racekit/harness/controlplane"
 	"github.com/racekit/racekit/harness/explore"
 	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
 )
 
 // Check reports what is wrong with an explore auto scenario before
@@ -101,6 +102,9 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	out := ran[:len(todo)]
 
 	o := newOracle(ref1, bstates[0], bils[0])
+	for _, op := range ops {
+		o.actors = append(o.actors, op.Actor)
+	}
 	for i := 1; i < len(base); i++ {
 		o.twin(p.group[base[i].Name], bstates[i], bils[i])
 	}
@@ -113,7 +117,9 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	var againAt []int
 	for i := range out {
 		sum.Plans[out[i].Class]++
-		sum.Discarded += o.judge(&out[i], states[i], p.group[todo[i].Name])
+		discarded, unsettled := o.judge(&out[i], states[i], p.group[todo[i].Name])
+		sum.Discarded += discarded
+		sum.Unsettled += unsettled
 		if !out[i].Passed && !out[i].NotApplicable {
 			again = append(again, todo[i])
 			againAt = append(againAt, i)
@@ -171,6 +177,8 @@ type oracle struct {
 	refFails map[string]bool
 	// twins are what each group's neutral twin showed (planner.group).
 	twins map[string][]explore.Difference
+	// actors are the operators' actors, whose last writes retrying reads.
+	actors []string
 }
 
 // newOracle returns the oracle of two reference runs: the learning run's
@@ -218,8 +226,11 @@ func (o *oracle) differences(st State, il explore.Interleaving) []explore.Differ
 // differences the neutral twins do not; n/a when explore found its moment
 // never came, or it could not start; a pass otherwise. It returns how many
 // differences it set aside because a twin showed them too.
-func (o *oracle) judge(il *explore.Interleaving, st State, group string) int {
+func (o *oracle) judge(il *explore.Interleaving, st State, group string) (discarded, unsettled int) {
 	ds, discarded := Without(o.differences(st, *il), o.twins[group])
+	if retrying(il.Trace.Rows(), o.actors) {
+		ds, unsettled = historyAndFailures(ds)
+	}
 	keepNA := il.NotApplicable && !strings.HasPrefix(il.NotApplicableWhy, "interferer failed")
 	switch {
 	case keepNA:
@@ -233,7 +244,41 @@ func (o *oracle) judge(il *explore.Interleaving, st State, group string) int {
 		il.Passed, il.Failure = true, ""
 	}
 	il.Differences = ds
-	return discarded
+	return discarded, unsettled
+}
+
+// retrying reports whether one of actors' last write to some object in
+// rows was refused with 409 Conflict: a controller that retries on error
+// waits for it in its workqueue's back-off, which no signal idle reads
+// shows (the depth counts the items ready now), so the run's end state is
+// not its last word. By object, since the reconcile that met the 409 may
+// then write the error to the status, and that write takes.
+func retrying(rows []record.Row, actors []string) bool {
+	last := map[string]int{}
+	for _, r := range rows {
+		if r.Service == "" && (record.WriteVerbs[r.Verb] || r.Verb == "deletecollection") && slices.Contains(actors, r.Actor) {
+			last[r.Actor+" "+r.Object] = r.Code
+		}
+	}
+	for _, code := range last {
+		if code == 409 {
+			return true
+		}
+	}
+	return false
+}
+
+// historyAndFailures returns of ds the differences in creates and
+// deletes and the failures, which a retry cannot undo, and how many end-
+// state differences it left out.
+func historyAndFailures(ds []explore.Difference) ([]explore.Difference, int) {
+	var out []explore.Difference
+	for _, d := range ds {
+		if d.Kind == "history" || d.Kind == "failure" {
+			out = append(out, d)
+		}
+	}
+	return out, len(ds) - len(out)
 }
 
 // confirm keeps of il's differences those its rerun showed too (by Key);

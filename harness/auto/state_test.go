@@ -200,3 +200,36 @@ func TestWindows(t *testing.T) {
 		})
 	}
 }
+
+// TestRetrying checks when a run's end state is not the operator's last
+// word: its last write was refused with 409 (a retry waits in a
+// back-off); a 409 followed by a write that took, another actor's 409, or
+// a read's, is not.
+func TestRetrying(t *testing.T) {
+	row := func(actor, verb string, code int) record.Row {
+		return record.Row{Actor: actor, Verb: verb, Object: "things/a", Code: code}
+	}
+	for _, tc := range []struct {
+		name string
+		rows []record.Row
+		want bool
+	}{
+		{"last write refused", []record.Row{row("op", "update", 200), row("op", "update", 409), row("op", "get", 200)}, true},
+		{"refused, then taken", []record.Row{row("op", "update", 409), row("op", "patch", 200)}, false},
+		{"another actor's 409", []record.Row{row("op", "update", 200), row("bob", "update", 409)}, false},
+		{"a delete refused", []record.Row{row("op", "delete", 409)}, true},
+		{"no write", []record.Row{row("op", "get", 200)}, false},
+		{"one of two operators", []record.Row{row("op", "update", 200), row("op2", "update", 409)}, true},
+		{"refused, then the error written to another object", []record.Row{row("op", "update", 409), {Actor: "op", Verb: "update", Object: "others/b/status", Code: 200}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, retrying(tc.rows, []string{"op", "op2"}), tc.want)
+		})
+	}
+	ds := []explore.Difference{{Kind: "field", Object: "things/a"}, {Kind: "history", Object: "things/a"}, {Kind: "failure", Object: "idle op"}, {Kind: "object", Object: "things/b"}}
+	kept, left := historyAndFailures(ds)
+	if d := cmp.Diff([]explore.Difference{ds[1], ds[2]}, kept); d != "" {
+		t.Errorf("kept (-want +got):\n%s", d)
+	}
+	assert.Equal(t, left, 2)
+}

@@ -148,8 +148,12 @@ func (r *Report) Table() string {
 			workload, len(r.Moments), equivalent, len(r.Interleavings), r.Depth, len(r.Failed()))
 	}
 	if a := r.Auto; a != nil {
-		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky\n",
-			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky)
+		unsettled := ""
+		if a.Unsettled > 0 {
+			unsettled = fmt.Sprintf(", %d end-state differences of runs whose operator waits to retry after a 409", a.Unsettled)
+		}
+		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky%s\n",
+			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky, unsettled)
 	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string

@@ -120,6 +120,12 @@ type AutoSummary struct {
 	// the findings that a rerun did not show again.
 	Discarded int
 	Flaky     int
+	// Unsettled counts the end-state differences left out of runs that
+	// ended with an operator's last write refused with 409 Conflict: it
+	// waits to retry in a back-off that no signal shows, so its end state
+	// is not its last word; what it created or deleted, and its failures,
+	// still count.
+	Unsettled int `json:",omitempty"`
 }
 
 // InterfererFailed reports whether a hook's action of the run's own

@@ -37,24 +37,38 @@ func twinDifferences(from, to judged, fromName, toName string) []string {
 	}
 	verdicts := map[string]string{}
 	for _, il := range to.explored.Interleavings {
-		verdicts[RunKey(il.Hooks...)] = to.runVerdict(il)
+		verdicts[runKeyOf(il, il.Hooks)] = to.runVerdict(il)
 	}
 	var out []string
 	for _, il := range from.explored.Interleavings {
 		hs := slices.Clone(il.Hooks)
-		if tw, ok := twin[hs[0].Moment]; ok && !hs[0].Every {
-			hs[0].Moment = tw
+		if len(hs) > 0 && il.Class == "" {
+			if tw, ok := twin[hs[0].Moment]; ok && !hs[0].Every {
+				hs[0].Moment = tw
+			}
 		}
 		got := from.runVerdict(il)
-		want, ok := verdicts[RunKey(hs...)]
+		want, ok := verdicts[runKeyOf(il, hs)]
 		switch {
 		case !ok:
-			out = append(out, fmt.Sprintf("the %s run at %s has no twin in the %s exploration", fromName, RunKey(il.Hooks...), toName))
+			out = append(out, fmt.Sprintf("the %s run at %s has no twin in the %s exploration", fromName, runKeyOf(il, il.Hooks), toName))
 		case got != want:
-			out = append(out, fmt.Sprintf("the %s run at %s: %s; its twin in the %s exploration, at %s: %s", fromName, RunKey(il.Hooks...), got, toName, RunKey(hs...), want))
+			out = append(out, fmt.Sprintf("the %s run at %s: %s; its twin in the %s exploration, at %s: %s", fromName, runKeyOf(il, il.Hooks), got, toName, runKeyOf(il, hs), want))
 		}
 	}
 	return out
+}
+
+// runKeyOf names the run il, with hooks hs, across two explorations: by
+// its hooks (RunKey), or, for an explore auto plan (il.Class set), whose
+// hooks may be none (a reference run, a twin, a plan whose fault comes
+// after the workload) or two, by its class and plan name, which come from
+// the moments the noise keeps.
+func runKeyOf(il explore.Interleaving, hs []explore.Hook) string {
+	if il.Class != "" {
+		return il.Class + " " + il.Name
+	}
+	return RunKey(hs...)
 }
 
 // allMoments returns every moment of an exploration, explored or left

@@ -74,8 +74,10 @@ func CheckPruning(pruned, whole *explore.Report) PruningCheck {
 			continue
 		}
 		hs := slices.Clone(il.Hooks)
-		if tw, ok := twin[hs[0].Moment]; ok && !hs[0].Every {
-			hs[0].Moment = tw
+		if len(hs) > 0 {
+			if tw, ok := twin[hs[0].Moment]; ok && !hs[0].Every {
+				hs[0].Moment = tw
+			}
 		}
 		want, ok := got[RunKey(hs...)]
 		switch {
