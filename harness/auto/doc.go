@@ -1,7 +1,8 @@
 // Package auto explores a workload with no hint: an explore auto line
 // names the workload alone, and auto plans the faults (a restart at each
 // of the operator's own writes; a restart after the workload against a
-// view of each resource it watches as of each moment it changed), runs
+// view of each resource it watches as of each moment it changed; a held
+// watch across others' writes to one object, released with a relist), runs
 // each as an ordinary explore interleaving, and judges it by a
 // differential oracle: its end state, history and failures against two
 // reference runs of the workload with no fault.
