@@ -86,8 +86,27 @@ func (r *Recorder) Note(h HookFiring) {
 func (r *Recorder) Trace() Trace {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(Trace, len(r.entries))
-	for i, e := range r.entries {
+	return copyEntries(r.entries)
+}
+
+// Since returns a copy of what has been recorded after the first n
+// entries, and how many entries there are now: for a wait that looks
+// again and again at what came after a point (idle), without copying the
+// whole trace each time. It returns nil when there are fewer than n.
+func (r *Recorder) Since(n int) (Trace, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n > len(r.entries) {
+		return nil, len(r.entries)
+	}
+	return copyEntries(r.entries[n:]), len(r.entries)
+}
+
+// copyEntries copies es, each exchange with it: the recorder goes on
+// filling in the ones it holds.
+func copyEntries(es []Entry) Trace {
+	out := make(Trace, len(es))
+	for i, e := range es {
 		if e.Exchange != nil {
 			x := *e.Exchange
 			x.Shown = slices.Clip(x.Shown) // events still come in

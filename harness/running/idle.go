@@ -245,8 +245,11 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 // a hook's firing or a change of a view means a reconcile may be due, and
 // the readings must agree again after it.
 func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool, *record.Settled, error) {
-	t := w.sc.Trace()
-	since := wireSince(t, w.prevAt, w.ignore)
+	t, now := w.sc.Recorder().Since(w.prevAt)
+	since := wireWrites // the trace is shorter than at the last reading
+	if now >= w.prevAt {
+		since = wireSince(t, w.ignore)
+	}
 	if rd.idle && w.prev != nil && w.prev.idle && (since == wireQuiet && w.prev.seen == rd.seen || since == wireReads && w.prev.retries == rd.retries) {
 		return true, settled, nil
 	}
@@ -254,7 +257,7 @@ func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool
 	if rd.idle {
 		w.busy = by + ": its last two readings did not agree yet"
 	}
-	w.prev, w.prevAt = &rd, len(t)
+	w.prev, w.prevAt = &rd, now
 	w.lookAgain()
 	return false, nil, nil
 }
@@ -269,14 +272,11 @@ const (
 	wireWrites                   // a write, a hook's firing, a view's change, or a call not answered yet
 )
 
-// wireSince returns what t has after its first n entries, leaving out the
-// calls on the resources ignore names.
-func wireSince(t record.Trace, n int, ignore map[string]bool) wireChange {
-	if n > len(t) {
-		return wireWrites
-	}
+// wireSince returns what the entries t are, leaving out the calls on the
+// resources ignore names.
+func wireSince(t record.Trace, ignore map[string]bool) wireChange {
 	out := wireQuiet
-	for _, e := range t[n:] {
+	for _, e := range t {
 		x := e.Exchange
 		switch {
 		case e.Settled != nil:
