@@ -30,6 +30,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,6 +147,10 @@ type Setup struct {
 	// at once; zero means four per CPU. Runs that need the same fixed
 	// port take turns for it whatever the number.
 	ExploreParallel int
+	// Output, if set, is where Env.Play writes each scenario's log and
+	// timeline as it ends: GinkgoWriter in a Ginkgo suite, which shows it
+	// with a failed spec, or always under -v.
+	Output io.Writer
 }
 
 // Option changes a Controller that Reconciler or ClientGo builds.
@@ -255,8 +260,8 @@ func Main(m *testing.M) {
 func controlPlane() (*harness.ControlPlane, error) {
 	cpMu.Lock()
 	defer cpMu.Unlock()
-	if !mainRan {
-		return nil, fmt.Errorf("racekit.Run needs racekit.Main: add func TestMain(m *testing.M) { racekit.Main(m) } to the test package, so that the control plane stops with the tests")
+	if !mainRan && envs == 0 {
+		return nil, fmt.Errorf("racekit.Run needs racekit.Main: add func TestMain(m *testing.M) { racekit.Main(m) } to the test package, so that the control plane stops with the tests (or, in a suite of your own such as Ginkgo's, racekit.Start and Env.Play)")
 	}
 	if cp == nil && cpErr == nil {
 		cp, cpErr = harness.StartControlPlane(context.Background())
@@ -309,16 +314,6 @@ func Play(s Setup) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	explored := map[string]*ExploreReport{}
-	done := opts.Done
-	opts.Done = func(sc *Scenario) {
-		if rep := harness.Explored(sc); rep != nil {
-			explored[sc.Name] = rep
-		}
-		if done != nil {
-			done(sc)
-		}
-	}
 	c, err := controlPlane()
 	if err != nil {
 		return nil, err
@@ -327,18 +322,38 @@ func Play(s Setup) ([]Result, error) {
 		return nil, err
 	}
 	// testscript reads Files only without a Dir; options found at least one.
-	if opts.Files, err = filepath.Glob(filepath.Join(opts.Dir, "*.txtar")); err != nil {
+	files, err := filepath.Glob(filepath.Join(opts.Dir, "*.txtar"))
+	if err != nil {
 		return nil, err
 	}
+	return playFiles(c, opts, files)
+}
+
+// playFiles runs files one after another on c, with opts, and returns each
+// one's outcome with its exploration and its header's want.
+func playFiles(c *harness.ControlPlane, opts harness.ScriptOptions, files []string) ([]Result, error) {
+	var mu sync.Mutex
+	explored := map[string]*ExploreReport{}
+	done := opts.Done
+	opts.Done = func(sc *Scenario) {
+		if rep := harness.Explored(sc); rep != nil {
+			mu.Lock()
+			explored[sc.Name] = rep
+			mu.Unlock()
+		}
+		if done != nil {
+			done(sc)
+		}
+	}
 	wants := map[string]*Want{}
-	for _, f := range opts.Files {
+	for _, f := range files {
 		w, err := headerWant(f)
 		if err != nil {
 			return nil, err
 		}
 		wants[harness.ScenarioName(f)] = w
 	}
-	opts.Dir, opts.UpdateScripts = "", false
+	opts.Dir, opts.Files, opts.UpdateScripts = "", files, false
 	var out []Result
 	for _, r := range harness.RunFiles(context.Background(), c, opts) {
 		out = append(out, Result{Result: r, Explored: explored[r.Name], Want: wants[r.Name]})
@@ -355,17 +370,26 @@ func (s Setup) ScriptOptions() (ScriptOptions, error) {
 	return opts, opts.Check()
 }
 
-// options checks s and returns the harness's options for it.
-func (s Setup) options() (harness.ScriptOptions, error) {
-	dir := s.Dir
-	if dir == "" {
-		dir = "testdata"
+// dir is the folder of s's scenarios.
+func (s Setup) dir() string {
+	if s.Dir == "" {
+		return "testdata"
 	}
+	return s.Dir
+}
+
+// options checks s and returns the harness's options for it.
+func (s Setup) options() (harness.ScriptOptions, error) { return s.checkedOptions(true) }
+
+// checkedOptions checks s and every scenario in its folder, which must hold
+// one when needScenarios is set, and returns the harness's options for it.
+func (s Setup) checkedOptions(needScenarios bool) (harness.ScriptOptions, error) {
+	dir := s.dir()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
 	if err != nil {
 		return harness.ScriptOptions{}, err
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && needScenarios {
 		return harness.ScriptOptions{}, fmt.Errorf("racekit: no *.txtar scenario in %s", dir)
 	}
 	for _, f := range files {

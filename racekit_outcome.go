@@ -57,13 +57,16 @@ const NotFound = "<not found>"
 
 // Finds is the outcome of an exploration that fails in exactly the runs
 // given, each where its Fails says; runs that are n/a do not count.
-func Finds(runs ...WantRun) Want { return Want{runs: runs} }
+// Finds() with no run is an exploration in which no run may fail.
+func Finds(runs ...WantRun) Want { return Want{runs: append([]WantRun{}, runs...)} }
 
 // String renders w as a scenario's header writes it (ParseWant).
 func (w Want) String() string {
 	switch {
 	case w.pass:
 		return "pass"
+	case w.runs != nil && len(w.runs) == 0:
+		return "find no failing run"
 	case w.runs != nil:
 		var parts []string
 		for _, r := range w.runs {

@@ -56,6 +56,7 @@ var layers = []struct {
 	{14, layer{Name: "the public API", Packages: []string{"."}}},
 	{15, layer{Name: "the reference controller's racing side", Packages: []string{"controller/race"}}},
 	{15, layer{Name: "the catalogue", Packages: []string{"scenarios"}}},
+	{15, layer{Name: "the Gomega matchers", Packages: []string{"match"}}},
 	{16, layer{Name: "the command", Packages: []string{"cmd/racekit"}}},
 }
 

@@ -1,0 +1,174 @@
+package racekit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/racekit/racekit/harness"
+)
+
+// Env is racekit's control plane as a suite that racekit.Run does not drive
+// holds it: a Ginkgo suite starts it in BeforeSuite (Start), its
+// envtest-style specs make their clients from Config, its races play one
+// scenario per spec (Play), and AfterSuite or DeferCleanup stops it (Stop).
+// It needs no TestMain: the control plane stops with the last Env of the
+// process, or when the process dies (its watchdog), whichever comes first.
+type Env struct {
+	// Config is the control plane's superuser config, as envtest's
+	// Environment.Start returns it: for the suite's own clients. Calls
+	// made through it are neither recorded nor held by any hook; a
+	// scenario's actors get configs of their own.
+	Config *rest.Config
+
+	setup Setup
+	opts  harness.ScriptOptions
+	cp    *harness.ControlPlane
+
+	mu      sync.Mutex
+	stopped bool
+}
+
+// envs counts the Envs of the process that are started and not stopped;
+// the control plane they share stops with the last one, unless Main owns
+// it. Guarded by cpMu.
+var envs int
+
+// errNoEnv is what an Env's methods return on a nil Env: a suite whose
+// BeforeSuite did not call Start, or whose Start failed.
+var errNoEnv = errors.New("racekit: no control plane: call env, err := racekit.Start(setup) in BeforeSuite and check err before the specs use env")
+
+// Start starts the process's control plane, or joins it when Main or
+// another Env started it already, installs s's CRDs the control plane
+// lacks, and returns the Env that plays s's scenarios. Every process of a
+// parallel Ginkgo run (ginkgo -p) is a test process of its own and starts a
+// control plane of its own: racekit's hooks sit in the transports of the
+// process that runs the controllers, so its scenarios cannot race on
+// another process's control plane.
+func Start(s Setup) (*Env, error) {
+	opts, err := s.checkedOptions(false)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := s.ReadCRDs()
+	if err != nil {
+		return nil, err
+	}
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	if cp == nil {
+		// A previous start's error is not kept: a suite that calls Start
+		// again tries again.
+		if cp, cpErr = harness.StartControlPlane(context.Background()); cpErr != nil {
+			err := cpErr
+			cp, cpErr = nil, nil
+			return nil, fmt.Errorf("racekit: start the control plane: %w", err)
+		}
+	}
+	if err := cp.InstallCRDs(context.Background(), crds); err != nil {
+		return nil, errors.Join(fmt.Errorf("racekit: install the CRDs: %w", err), stopUnused())
+	}
+	envs++
+	return &Env{Config: cp.Admin(), setup: s, opts: opts, cp: cp}, nil
+}
+
+// stopUnused stops the control plane when no Env and no Main needs it;
+// cpMu is held.
+func stopUnused() error {
+	if envs > 0 || mainRan || cp == nil {
+		return nil
+	}
+	err := cp.Close()
+	cp = nil
+	if err != nil {
+		return fmt.Errorf("racekit: stop the control plane: %w", err)
+	}
+	return nil
+}
+
+// Stop lets go of e's control plane, and stops it when e is the last Env
+// of the process and Main does not own it. A second Stop does nothing.
+func (e *Env) Stop() error {
+	if e == nil {
+		return errNoEnv
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopped {
+		return nil
+	}
+	e.stopped = true
+	cpMu.Lock()
+	defer cpMu.Unlock()
+	envs--
+	return stopUnused()
+}
+
+// Scenarios returns the names of the scenarios in s.Dir (testdata when
+// empty), sorted, each as Play and go test -run name it: its file's name
+// without .txtar. A Ginkgo suite builds one spec per name when it builds its
+// tree, before BeforeSuite starts anything, so it reads them from the Setup.
+func (s Setup) Scenarios() ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(s.dir(), "*.txtar"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("racekit: no *.txtar scenario in %s", s.dir())
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = harness.ScenarioName(f)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Play runs the scenario called name (Scenarios) in e's Setup.Dir and
+// returns its outcome, as racekit.Play does for each of a folder's: a
+// scenario that fails is a Result whose Passed is false, not an error; the
+// error is for a scenario that is not there or a stopped Env. When the
+// Setup has an Output, the scenario's log and timeline go there as it ends.
+func (e *Env) Play(name string) (Result, error) {
+	if e == nil {
+		return Result{}, errNoEnv
+	}
+	e.mu.Lock()
+	stopped := e.stopped
+	e.mu.Unlock()
+	if stopped {
+		return Result{}, fmt.Errorf("racekit: play %s: the Env is stopped", name)
+	}
+	file := filepath.Join(e.setup.dir(), name+".txtar")
+	names, err := e.setup.Scenarios()
+	if err != nil {
+		return Result{}, err
+	}
+	if i := sort.SearchStrings(names, name); i == len(names) || names[i] != name {
+		return Result{}, fmt.Errorf("racekit: no scenario %s in %s%s", name, e.setup.dir(), Suggest(name, names))
+	}
+	if err := harness.CheckScript(file); err != nil {
+		return Result{}, err
+	}
+	results, err := playFiles(e.cp, e.opts, []string{file})
+	if err != nil {
+		return Result{}, err
+	}
+	if len(results) != 1 {
+		return Result{}, fmt.Errorf("racekit: play %s: %d results, want 1", name, len(results))
+	}
+	r := results[0]
+	if w := e.setup.Output; w != nil {
+		fmt.Fprintf(w, "%s\n--- timeline of %s\n%s", r.Log, r.Name, r.Timeline())
+	}
+	return r, nil
+}
+
+// Timeline renders the trace of r's run as racekit run and
+// -racekit.timeline print it: one numbered row per call, for people.
+func (r Result) Timeline() string { return harness.Timeline(r.Trace.Rows(), false) }
