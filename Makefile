@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: help envtest controller-manager scheduler kubemark operators mermaid browser python-client test demo vet determinism stress timings fuzz bench
+.PHONY: help envtest controller-manager scheduler kubemark operators mermaid browser python-client test demo vet determinism stress matrix timings fuzz bench
 
 DETERMINISM ?= 50
 FUZZTIME ?= 10m
@@ -116,6 +116,9 @@ stress: envtest controller-manager scheduler kubemark operators python-client ##
 # Every difference in a verdict between the quiet run and a loaded one is
 # printed, and fails the target (docs/reliability.md, "Under load").
 	@RACE=$(RACE) $(GO) run ./internal/stress
+
+matrix: operators ## the catalogue (with the API-semantics truth table) and the real bugs against every Kubernetes release of the matrix, each built first from its module (about 10 minutes a release the first time): one table, scenario × release
+	@$(GO) run ./internal/matrix
 
 timings: envtest controller-manager scheduler kubemark operators python-client ## where the tests' time goes: each package's time and the 20 slowest tests (go test -json, as make test runs them)
 	@env RACE=$(RACE) tools/leak-bins $(LEAKBIN) >/dev/null

@@ -34,6 +34,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -147,6 +148,13 @@ type Setup struct {
 	// at once; zero means four per CPU. Runs that need the same fixed
 	// port take turns for it whatever the number.
 	ExploreParallel int
+	// Kubernetes is the release the process's control plane runs, one of
+	// racekit's release matrix ("1.35.4"); empty means $RACEKIT_KUBERNETES,
+	// or the default, 1.37.2. One control plane serves a test process, so
+	// every Setup of the process names the same release, or none. A
+	// scenario that needs a release says so itself (requires
+	// kubernetes>=1.35) and is skipped on another.
+	Kubernetes string
 	// Output, if set, is where Env.Play writes each scenario's log and
 	// timeline as it ends: GinkgoWriter in a Ginkgo suite, which shows it
 	// with a failed spec, or always under -v.
@@ -256,10 +264,14 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// controlPlane returns the process's control plane, started on first use.
-func controlPlane() (*harness.ControlPlane, error) {
+// controlPlane returns the process's control plane, started on first use,
+// of the release s asks for.
+func controlPlane(s Setup) (*harness.ControlPlane, error) {
 	cpMu.Lock()
 	defer cpMu.Unlock()
+	if err := selectRelease(s.Kubernetes); err != nil {
+		return nil, err
+	}
 	if !mainRan && envs == 0 {
 		return nil, fmt.Errorf("racekit.Run needs racekit.Main: add func TestMain(m *testing.M) { racekit.Main(m) } to the test package, so that the control plane stops with the tests (or, in a suite of your own such as Ginkgo's, racekit.Start and Env.Play)")
 	}
@@ -279,7 +291,7 @@ func Run(t *testing.T, s Setup) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := controlPlane()
+	c, err := controlPlane(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +326,7 @@ func Play(s Setup) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := controlPlane()
+	c, err := controlPlane(s)
 	if err != nil {
 		return nil, err
 	}
@@ -441,4 +453,19 @@ func (s Setup) ReadCRDs() ([]CRD, error) {
 // running in parallel do not interleave their lines.
 func printTimeline(sc *Scenario) {
 	fmt.Fprintf(os.Stdout, "--- timeline of %s\n%s", sc.Name, harness.Timeline(sc.Trace().Rows(), false))
+}
+
+// selectRelease makes version the release of the process's control plane,
+// or checks that the one running is it; cpMu is held.
+func selectRelease(version string) error {
+	if err := harness.SelectRelease(version); err != nil {
+		return fmt.Errorf("racekit: %w", err)
+	}
+	if cp == nil || version == "" {
+		return nil
+	}
+	if running := cp.Version(); !strings.HasPrefix(running+".", strings.TrimPrefix(version, "v")+".") {
+		return fmt.Errorf("racekit: the process's control plane runs Kubernetes %s, and a Setup asks for %s: one control plane serves a test process", running, version)
+	}
+	return nil
 }

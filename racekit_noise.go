@@ -25,7 +25,7 @@ func CheckNoise(s Setup) ([]NoiseCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := controlPlane()
+	c, err := controlPlane(s)
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,8 @@ func (r Result) Check(w Want) error {
 		return r.checkExplored(w)
 	}
 	switch {
+	case r.Skipped:
+		return fmt.Errorf("%s was skipped, want it to %s:\n%s", r.Name, w, r.Log)
 	case w.pass && !r.Passed:
 		return fmt.Errorf("%s failed, want it to pass:\n%s", r.Name, r.Log)
 	case w.pass:

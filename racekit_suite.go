@@ -61,6 +61,9 @@ func Start(s Setup) (*Env, error) {
 	}
 	cpMu.Lock()
 	defer cpMu.Unlock()
+	if err := selectRelease(s.Kubernetes); err != nil {
+		return nil, err
+	}
 	if cp == nil {
 		// A previous start's error is not kept: a suite that calls Start
 		// again tries again.

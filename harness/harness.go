@@ -79,6 +79,10 @@ func StartControlPlane(ctx context.Context, opts ...StartOption) (*ControlPlane,
 	return controlplane.Start(ctx, opts...)
 }
 
+// SelectRelease makes version the Kubernetes release of the control planes
+// the process starts (controlplane.SelectRelease).
+func SelectRelease(version string) error { return controlplane.SelectRelease(version) }
+
 // WithCRDs installs crds as the control plane starts.
 func WithCRDs(crds []CRD) StartOption { return controlplane.WithCRDs(crds) }
 

@@ -33,11 +33,12 @@ var layers = []struct {
 	Height int
 	layer
 }{
-	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "internal/requestforms", "internal/roundtrip", "harness/internal/testctrl", "compare"}}},
+	{0, layer{Name: "support", Packages: []string{"internal/hint", "internal/tail", "internal/assets", "internal/watchdog", "internal/reaper", "internal/mermaid", "internal/requestforms", "internal/roundtrip", "internal/gotestjson", "harness/internal/testctrl", "compare"}}},
 	{1, layer{Name: "hook points", Packages: []string{"hooks"}}},
 	{1, layer{Name: "the reference controller", Packages: []string{"controller", "controller/api/v1alpha1", "controller/registry", "controller/teaching"}, Within: true}},
 	{1, layer{Name: "the control-plane build", Packages: []string{"internal/assets/envtest"}}},
 	{1, layer{Name: "the stress run", Packages: []string{"internal/stress"}}},
+	{1, layer{Name: "the release matrix", Packages: []string{"internal/matrix"}}},
 	{1, layer{Name: "the timings table", Packages: []string{"internal/timings"}}},
 	{2, layer{Name: "the racing proxy", Packages: []string{"harness/proxy"}}},
 	{3, layer{Name: "control plane", Packages: []string{"harness/controlplane"}}},

@@ -23,7 +23,7 @@ import (
 )
 
 // exploreUsage is racekit explore's usage line, which errors repeat.
-const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--crds PATH]... [--shard I/N] [--parallel N] [--wait D] [--json FILE] [--html FILE] FILE.txtar...\n" +
+const exploreUsage = "usage: racekit explore [--depth N] [--emit DIR] [--bug NAME] [--crds PATH]... [--shard I/N] [--parallel N] [--wait D] [--kubernetes VERSION] [--json FILE] [--html FILE] FILE.txtar...\n" +
 	"       racekit explore --merge [--json FILE] SHARD.json...\n"
 
 // exploreHelp is what racekit explore -h prints before the flags.
@@ -125,6 +125,8 @@ type exploreFlags struct {
 	// and file is empty.
 	merge   bool
 	reports []string
+	// kubernetes is the release to race against (--kubernetes).
+	kubernetes string
 }
 
 // parseExploreFlags parses args, which may put the flags before or after
@@ -144,6 +146,7 @@ func parseExploreFlags(args []string) (exploreFlags, *flag.FlagSet, error) {
 	fl.StringVar(&f.json, "json", "", "write the report as JSON to `FILE`, which must not exist")
 	fl.StringVar(&f.html, "html", "", "write the report as one page with its diagrams to `FILE`, which must not exist")
 	fl.BoolVar(&f.merge, "merge", false, "merge the JSON reports of shards, given as the arguments, and print the whole's table")
+	fl.StringVar(&f.kubernetes, "kubernetes", "", kubernetesUsage)
 	var files []string
 	for {
 		if err := fl.Parse(args); err != nil {
@@ -215,6 +218,10 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 	f, fl, err := parseExploreFlags(args)
 	if code, done := flagsDone("explore", err, fl, exploreHelp, exploreUsage, stdout, stderr); done {
 		return code
+	}
+	if err := harness.SelectRelease(f.kubernetes); err != nil {
+		fmt.Fprintf(stderr, "racekit explore: --kubernetes: %v\n%s", err, exploreUsage)
+		return exitUsage
 	}
 	if f.merge {
 		return merge(f, stdout, stderr)

@@ -28,7 +28,7 @@ import (
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--wait D] [--list] [--list-bugs] [FILE.txtar ...]\n"
+const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--wait D] [--kubernetes VERSION] [--list] [--list-bugs] [FILE.txtar ...]\n"
 
 const runHelp = runUsage + `
 Runs race scenarios on a control plane of its own and prints a line per
@@ -65,6 +65,9 @@ error.
 Flags:
 `
 
+// kubernetesUsage is the help of --kubernetes, in run and explore.
+const kubernetesUsage = "race against Kubernetes `VERSION` of racekit's release matrix (1.37.2, 1.36.3, 1.35.4 or 1.34.4; default $RACEKIT_KUBERNETES, or 1.37.2); make matrix builds them"
+
 // scenarioJSON is one scenario in the output of racekit run --trace json.
 type scenarioJSON struct {
 	Scenario string `json:"scenario"`
@@ -98,8 +101,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	var crdPaths crdFlag
 	fl.Var(&crdPaths, "crds", crdUsage)
 	wait := fl.Duration("wait", 0, "bound every wait for what runs on its own to `D` unless a line says within= (default 30s)")
+	kube := fl.String("kubernetes", "", kubernetesUsage)
 	if code, done := flagsDone("run", fl.Parse(args), fl, runHelp, runUsage, stdout, stderr); done {
 		return code
+	}
+	if err := harness.SelectRelease(*kube); err != nil {
+		fmt.Fprintf(stderr, "racekit run: --kubernetes: %v\n%s", err, runUsage)
+		return exitUsage
 	}
 	if *wait < 0 {
 		fmt.Fprintf(stderr, "racekit run: bad --wait %v: want a positive duration such as 2m\n%s", *wait, runUsage)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -17,6 +19,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -44,6 +48,10 @@ type ControlPlane struct {
 	// it and removes it if this process dies without stopping them.
 	root     string
 	watchdog *watchdog.Watchdog
+
+	// version is the release the API server says it is (its /version's
+	// gitVersion without the v): what requires compares.
+	version string
 
 	mu      sync.Mutex
 	users   map[string]*rest.Config
@@ -195,6 +203,10 @@ func Start(ctx context.Context, opts ...StartOption) (*ControlPlane, error) {
 		_ = cp.Stop()
 		return nil, err
 	}
+	if cp.version, err = serverVersion(cp.admin); err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
 	cp.baseMapper = mapper
 	cp.mapper = newSwapMapper(mapper)
 	if err := cp.InstallCRDs(ctx, cfg.crds); err != nil {
@@ -267,3 +279,76 @@ func (cp *ControlPlane) Close() error {
 // Output returns the last of what kube-apiserver and etcd wrote, for failure
 // messages.
 func (cp *ControlPlane) Output() string { return cp.logs.String() }
+
+// serverVersion asks the API server which release it is. A binary built
+// with the release stamped in (assets builds so) says it at /version's
+// gitVersion. One built before that says only its major and minor there
+// (from its source: component-base's DefaultKubeBinaryVersion), so the
+// patch comes from the release whose folder the binaries were found in,
+// which must agree on major and minor; from $KUBEBUILDER_ASSETS, the
+// version is major.minor alone.
+func serverVersion(cfg *rest.Config) (string, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return "", fmt.Errorf("discovery client: %w", err)
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("ask the API server its version: %w", err)
+	}
+	return versionOf(*v, os.Getenv(assets.EnvVar) != "")
+}
+
+// versionOf is the release info says, as serverVersion reads it; fromEnv
+// is set when the binaries came from $KUBEBUILDER_ASSETS.
+func versionOf(info version.Info, fromEnv bool) (string, error) {
+	if git := strings.TrimPrefix(info.GitVersion, "v"); stamped.MatchString(git) {
+		return git, nil
+	}
+	minor := strings.TrimSuffix(info.Minor, "+")
+	if info.Major == "" || minor == "" {
+		return "", fmt.Errorf("the API server says no version (gitVersion %q, major %q, minor %q)", info.GitVersion, info.Major, info.Minor)
+	}
+	mm := info.Major + "." + minor
+	if fromEnv {
+		return mm, nil
+	}
+	rel, err := assets.Selected()
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(rel.Kubernetes+".", mm+".") {
+		return "", fmt.Errorf("the API server says it is Kubernetes %s, but its binaries are in the folder of %s: rebuild them (remove the folder and run make envtest)", mm, rel.Kubernetes)
+	}
+	return rel.Kubernetes, nil
+}
+
+// stamped matches a release's version, as a build stamps it.
+var stamped = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// Version returns the Kubernetes release the API server runs, as it says
+// at /version ("1.37.2"): the release of the matrix the process selected
+// (assets.ReleaseEnv).
+func (cp *ControlPlane) Version() string { return cp.version }
+
+// SelectRelease makes version ("1.35.4", one of assets.Releases) the
+// release of the control planes this process starts, by setting
+// assets.ReleaseEnv, which every process it spawns inherits too. Empty
+// leaves the choice to the variable, or the default. A version that
+// contradicts the variable is refused: one process runs one release.
+func SelectRelease(version string) error {
+	if strings.TrimSpace(version) == "" {
+		_, err := assets.Selected()
+		return err
+	}
+	rel, err := assets.ReleaseOf(version)
+	if err != nil {
+		return err
+	}
+	if cur := os.Getenv(assets.ReleaseEnv); cur != "" {
+		if c, err := assets.ReleaseOf(cur); err != nil || c.Kubernetes != rel.Kubernetes {
+			return fmt.Errorf("%s=%s, and Kubernetes %s is asked for: one process races one release; unset %s or ask for the same", assets.ReleaseEnv, cur, rel.Kubernetes, assets.ReleaseEnv)
+		}
+	}
+	return os.Setenv(assets.ReleaseEnv, rel.Kubernetes)
+}

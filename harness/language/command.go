@@ -231,7 +231,7 @@ func Table(exts []*Extension, extra []*Command) (map[string]*Command, error) {
 // the assertions on the wire and on objects, and try, repeat and do.
 func Builtins() []*Command {
 	var out []*Command
-	for _, cs := range [][]*Command{actorCommands, writeCommands, onCommands, assertCommands, flowCommands, doCommands} {
+	for _, cs := range [][]*Command{actorCommands, writeCommands, onCommands, assertCommands, flowCommands, doCommands, requiresCommands} {
 		out = append(out, cs...)
 	}
 	return out

@@ -18,8 +18,11 @@ import (
 
 // Result is the outcome of one scenario run outside go test.
 type Result struct {
-	Name     string
-	Passed   bool
+	Name   string
+	Passed bool
+	// Skipped is set when the scenario skipped itself (requires): it
+	// neither passed nor failed, and Log says why.
+	Skipped  bool `json:",omitempty"`
 	Duration time.Duration
 	// Log is what testscript reported: the phases and, on failure, the
 	// failing command with its file:line message.
@@ -105,6 +108,7 @@ type resultT struct {
 	log     strings.Builder
 	failed  bool
 	stopped bool
+	skipped bool
 	results []Result
 }
 
@@ -135,8 +139,13 @@ func (t *resultT) FailNow() {
 	t.stop()
 }
 
+// Skip ends the script as skipped, neither passed nor failed (requires),
+// with its reason in the log.
 func (t *resultT) Skip(args ...any) {
-	t.Error(append([]any{"skipped:"}, args...)...)
+	t.Log(append([]any{"SKIP:"}, args...)...)
+	t.mu.Lock()
+	t.skipped = true
+	t.mu.Unlock()
 	t.stop()
 }
 
@@ -179,7 +188,7 @@ func (t *resultT) Run(name string, f func(testscript.T)) {
 	<-done
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.results = append(t.results, Result{Name: name, Passed: !sub.failed, Duration: time.Since(start), Log: sub.log.String()})
+	t.results = append(t.results, Result{Name: name, Passed: !sub.failed && !sub.skipped, Skipped: sub.skipped && !sub.failed, Duration: time.Since(start), Log: sub.log.String()})
 }
 
 // RunScript writes script as dir/NAME (file's base name, so that failures

@@ -181,6 +181,14 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 			}
 		}
 		err := safeCall(c, sc, Invocation{Neg: neg, Args: args, Stdout: ts.Stdout(), Pos: pos, Setenv: ts.Setenv, Defer: ts.Defer})
+		var skip *Skip
+		if errors.As(err, &skip) {
+			sc.run.mu.Lock()
+			sc.run.stopped = true
+			sc.run.mu.Unlock()
+			sc.run.t.Skip(fmt.Sprintf("%s: %s", pos, skip.Reason))
+			return
+		}
 		file, line := SplitPos(pos)
 		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure

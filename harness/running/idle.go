@@ -253,6 +253,10 @@ func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool
 	if rd.idle && w.prev != nil && w.prev.idle && (since == wireQuiet && w.prev.seen == rd.seen || since == wireReads && w.prev.retries == rd.retries) {
 		return true, settled, nil
 	}
+	if repeats(w.prev, rd, since) {
+		settled.Detail += "; between its last two readings a reconcile it took after the first ran to its end, reading only, and nothing was written: the one running now repeats it"
+		return true, settled, nil
+	}
 	w.busy = by + ": " + rd.why
 	if rd.idle {
 		w.busy = by + ": its last two readings did not agree yet"
@@ -260,6 +264,22 @@ func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool
 	w.prev, w.prevAt = &rd, now
 	w.lookAgain()
 	return false, nil, nil
+}
+
+// repeats reports whether rd settles a poller that prev, the reading
+// before it, found idle, although rd catches it reconciling, as a poller
+// under load nearly always is: nothing was queued at either reading, one
+// reconcile at most runs at rd, a reconcile taken after prev ran to its
+// end before rd (rd's finished items outnumber prev's taken ones), no
+// retry came, and the wire between them holds answered reads at most, by
+// anyone. That reconcile read the state and changed nothing; the one
+// running at rd was taken after prev too, reads the same state, since
+// nothing was written, and so decides the same. What this rule cannot
+// see is a reconcile whose decision depends on the clock rather than on
+// the state (docs/reliability.md).
+func repeats(prev *reading, rd reading, since wireChange) bool {
+	return prev != nil && prev.counted && prev.idle && rd.counted && since != wireWrites &&
+		rd.depth == 0 && rd.inFlight <= 1 && rd.dones > prev.gets && rd.retries == prev.retries
 }
 
 // wireChange is what came on the wire between two readings of a life's
@@ -285,9 +305,13 @@ func wireSince(t record.Trace, ignore map[string]bool) wireChange {
 			return wireWrites
 		case ignore[x.Resource]:
 		case x.Code == 0 || x.Code/100 != 2 && x.Code != 404:
-			// Not answered, or refused: a write that failed changes
-			// nothing, but a call in transport trouble says nothing.
-			if x.Code == 0 || !readVerbs[x.Verb] {
+			// Not answered yet, or refused. A read changes nothing
+			// either way: one in flight now was sent after the reading
+			// (each look starts with no call in flight), by a reconcile
+			// the next reading would see, or one that repeats the last
+			// (repeats). A write that failed changes nothing either,
+			// but one in flight, or in transport trouble, may.
+			if !readVerbs[x.Verb] {
 				return wireWrites
 			}
 			out = wireReads

@@ -137,8 +137,9 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 			active[label(m, "controller")] += value(m)
 		}
 	}
-	r := reading{idle: true}
+	r := reading{idle: true, counted: true}
 	var seen, busy []string
+	taken := 0.0
 	names := make([]string, 0, len(queues))
 	for n := range queues {
 		names = append(names, n)
@@ -148,6 +149,8 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 		q := queues[n]
 		seen = append(seen, fmt.Sprintf("%s:%g/%g/%g/%g/%g", n, q.depth, q.gets, q.dones, q.adds, q.retries))
 		r.retries += q.retries
+		r.depth, r.gets, r.dones = r.depth+q.depth, r.gets+q.gets, r.dones+q.dones
+		taken += q.gets - q.dones
 		switch {
 		case q.depth > 0:
 			busy = append(busy, fmt.Sprintf("workqueue %s holds %g", n, q.depth))
@@ -155,12 +158,15 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 			busy = append(busy, fmt.Sprintf("workqueue %s has %g taken and not done", n, q.gets-q.dones))
 		}
 	}
+	running := 0.0
 	for c, n := range active {
+		running += n
 		seen = append(seen, fmt.Sprintf("active:%s:%g", c, n))
 		if n > 0 {
 			busy = append(busy, fmt.Sprintf("controller %s has %g reconciles running", c, n))
 		}
 	}
+	r.inFlight = max(taken, running)
 	sort.Strings(seen)
 	sort.Strings(busy)
 	r.seen = strings.Join(seen, " ")

@@ -73,6 +73,13 @@ type reading struct {
 	// queue's depth: two readings with only reads between them settle the
 	// life only if no retry came in between.
 	retries float64
+	// counted is set on a reading of a workqueue's metrics, which counts
+	// the items its queues hold (depth), took (gets), finished (dones)
+	// and are working on (inFlight: taken and not done, or the
+	// controller-runtime workers running, whichever is more): what
+	// confirm's rule of a repeated reconcile reads.
+	counted                      bool
+	depth, gets, dones, inFlight float64
 }
 
 // goroutineReading reads which goroutines of the process carry label, and

@@ -132,6 +132,7 @@ func TestJudgeMetrics(t *testing.T) {
 		idle       bool
 		why        string
 		retries    float64
+		inFlight   float64
 	}{
 		{"empty and done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 3
@@ -140,23 +141,23 @@ workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
 controller_runtime_active_workers{controller="cms"} 0
 workqueue_retries_total{name="cms"} 7
-`, true, "", 7},
+`, true, "", 7, 0},
 		{"queued", `workqueue_depth{name="cms",priority=""} 1
-`, false, "workqueue cms holds 1", 0},
+`, false, "workqueue cms holds 1", 0, 0},
 		{"queued at a priority", `workqueue_depth{name="cms",priority="10"} 1
 workqueue_depth{name="cms",priority=""} 0
-`, false, "workqueue cms holds 1", 0},
+`, false, "workqueue cms holds 1", 0, 0},
 		{"taken, not done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 4
 workqueue_queue_duration_seconds_sum{name="cms"} 0.1
 workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
-`, false, "workqueue cms has 1 taken and not done", 0},
+`, false, "workqueue cms has 1 taken and not done", 0, 1},
 		{"reconciling", `workqueue_depth{name="cms",priority=""} 0
 controller_runtime_active_workers{controller="cms"} 1
-`, false, "controller cms has 1 reconciles running", 0},
+`, false, "controller cms has 1 reconciles running", 0, 1},
 		{"no queue", `controller_runtime_active_workers{controller="cms"} 0
-`, false, "show no workqueue yet", 0},
+`, false, "show no workqueue yet", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := expfmt.NewTextParser(model.UTF8Validation)
@@ -166,6 +167,7 @@ controller_runtime_active_workers{controller="cms"} 1
 			assert.Equal(t, rd.idle, tc.idle, rd.why)
 			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
 			assert.Equal(t, rd.retries, tc.retries)
+			assert.Equal(t, rd.inFlight, tc.inFlight)
 		})
 	}
 }
@@ -188,5 +190,41 @@ func TestMetricsURL(t *testing.T) {
 		}
 		assert.NilError(t, err)
 		assert.Equal(t, got, tc.want)
+	}
+}
+
+// TestRepeats: a poller caught reconciling is settled when the reading
+// before found it idle, a reconcile taken since ran to its end, and nothing
+// but answered reads came between; each condition left out, it is not.
+func TestRepeats(t *testing.T) {
+	idle := &reading{counted: true, idle: true, gets: 10, dones: 10, retries: 2}
+	polling := reading{counted: true, gets: 12, dones: 11, inFlight: 1, retries: 2}
+	with := func(f func(*reading)) reading {
+		r := polling
+		f(&r)
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		prev  *reading
+		rd    reading
+		since wireChange
+		want  bool
+	}{
+		{"a poller between polls", idle, polling, wireReads, true},
+		{"a cached poller: nothing on the wire", idle, polling, wireQuiet, true},
+		{"idle at both", idle, with(func(r *reading) { r.inFlight, r.idle, r.gets = 0, true, 11 }), wireReads, true},
+		{"a write between", idle, polling, wireWrites, false},
+		{"no reconcile ran to its end since", idle, with(func(r *reading) { r.dones = 10 }), wireReads, false},
+		{"something queued", idle, with(func(r *reading) { r.depth = 1 }), wireReads, false},
+		{"two reconciles running", idle, with(func(r *reading) { r.inFlight = 2 }), wireReads, false},
+		{"a retry came", idle, with(func(r *reading) { r.retries = 3 }), wireReads, false},
+		{"busy at the reading before", &reading{counted: true, gets: 10, dones: 9, inFlight: 1, retries: 2}, polling, wireReads, false},
+		{"no reading before", nil, polling, wireReads, false},
+		{"goroutines, not a workqueue", &reading{idle: true}, reading{}, wireReads, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, repeats(tc.prev, tc.rd, tc.since), tc.want)
+		})
 	}
 }

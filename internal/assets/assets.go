@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // The control-plane versions.
@@ -31,14 +32,79 @@ var Binaries = []string{"kube-apiserver", "etcd"}
 // should be.
 var ErrMissing = errors.New("control-plane binaries not found")
 
-// Dir returns the versioned folder the built binaries live in, under the
-// user's cache folder, so that every clone of the repository shares them.
+// Release is a Kubernetes release racekit races against: kube-apiserver
+// (and kube-controller-manager) built from k8s.io/kubernetes at Kubernetes,
+// beside etcd at Etcd, from the nested module tools/Module.
+type Release struct {
+	Kubernetes, Etcd string
+	// Module is the folder under tools/ of the release's nested module,
+	// which builds kube-apiserver and kube-controller-manager; empty for
+	// the default release, whose binaries each have a module of their own
+	// (tools/kube-apiserver, tools/kube-controller-manager).
+	Module string
+}
+
+// Releases is the release matrix (make matrix), the default first. Every
+// release runs on the same etcd, so that a difference the matrix shows is
+// the API server's: kube-apiserver of each of these releases supports etcd
+// 3.5 and later. k8s.io/kubernetes v1.34.x, v1.35.4 and v1.36.x are what
+// the module proxy serves besides 1.37.2; the newest patch of each.
+var Releases = []Release{
+	{KubernetesVersion, EtcdVersion, ""},
+	{"1.36.3", EtcdVersion, "releases/1.36.3"},
+	{"1.35.4", EtcdVersion, "releases/1.35.4"},
+	{"1.34.4", EtcdVersion, "releases/1.34.4"},
+}
+
+// ReleaseEnv selects the release of the process's control plane: a
+// version of Releases, or empty for the default. racekit.Setup's
+// Kubernetes and racekit's --kubernetes set it.
+const ReleaseEnv = "RACEKIT_KUBERNETES"
+
+// Selected returns the release ReleaseEnv names, or the default; a version
+// that is not in the matrix is an error that lists those that are.
+func Selected() (Release, error) { return ReleaseOf(os.Getenv(ReleaseEnv)) }
+
+// ReleaseOf returns the release of version ("1.35.4", "v1.35.4" or "" for
+// the default).
+func ReleaseOf(version string) (Release, error) {
+	v := strings.TrimPrefix(strings.TrimSpace(version), "v")
+	if v == "" {
+		return Releases[0], nil
+	}
+	var known []string
+	for _, r := range Releases {
+		if r.Kubernetes == v {
+			return r, nil
+		}
+		known = append(known, r.Kubernetes)
+	}
+	return Release{}, fmt.Errorf("Kubernetes %s is not in racekit's release matrix (%w); pick one of %s (%s, racekit.Setup.Kubernetes or --kubernetes), or add its module under tools/releases",
+		v, ErrUnknownRelease, strings.Join(known, ", "), ReleaseEnv)
+}
+
+// ErrUnknownRelease is returned, wrapped, for a release the matrix does not
+// hold.
+var ErrUnknownRelease = errors.New("an unknown release")
+
+// Dir returns the versioned folder the selected release's binaries live
+// in, under the user's cache folder, so that every clone of the repository
+// shares them.
 func Dir() (string, error) {
+	rel, err := Selected()
+	if err != nil {
+		return "", err
+	}
+	return rel.Dir()
+}
+
+// Dir returns the folder of r's binaries.
+func (r Release) Dir() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("find cache folder: %w", err)
 	}
-	return filepath.Join(cache, "racekit", "envtest", "kubernetes-"+KubernetesVersion+"-etcd-"+EtcdVersion), nil
+	return filepath.Join(cache, "racekit", "envtest", "kubernetes-"+r.Kubernetes+"-etcd-"+r.Etcd), nil
 }
 
 // Find returns the folder to hand envtest: $KUBEBUILDER_ASSETS when set,

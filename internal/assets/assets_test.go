@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -18,11 +19,66 @@ func TestVersionsMatchToolModules(t *testing.T) {
 	for _, c := range components {
 		all = append(all, c.tool)
 	}
+	for _, rel := range Releases[1:] {
+		all = append(all, rel.tools()...)
+		kcm, err := controllerManager.of(rel)
+		assert.NilError(t, err)
+		all = append(all, kcm.tool)
+	}
 	for _, tl := range all {
 		got, err := RequiredVersion(filepath.Join(root, "tools", tl.module, "go.mod"), tl.require)
 		assert.NilError(t, err)
 		assert.Equal(t, got, tl.version, "tools/%s/go.mod", tl.module)
 	}
+	// Every release's module repeats k8s.io/kubernetes' staging replace
+	// directives at the release's published versions, and nothing else.
+	for _, rel := range Releases[1:] {
+		data, err := os.ReadFile(filepath.Join(root, "tools", rel.Module, "go.mod"))
+		assert.NilError(t, err)
+		minor := "v0." + strings.TrimPrefix(rel.Kubernetes, "1.")
+		n := 0
+		for _, line := range strings.Split(string(data), "\n") {
+			if f := strings.Fields(line); len(f) == 4 && f[1] == "=>" {
+				n++
+				assert.Equal(t, f[0], f[2], "tools/%s/go.mod: %s", rel.Module, line)
+				assert.Equal(t, f[3], minor, "tools/%s/go.mod: %s", rel.Module, line)
+			}
+		}
+		assert.Assert(t, n > 20, "tools/%s/go.mod has %d staging replace directives", rel.Module, n)
+	}
+}
+
+// TestReleaseOf: a release is named with or without its v, empty is the
+// default, and a release the matrix lacks is refused with those it has.
+func TestReleaseOf(t *testing.T) {
+	for _, tc := range []struct {
+		in, want, err string
+	}{
+		{"", KubernetesVersion, ""},
+		{"1.35.4", "1.35.4", ""},
+		{"v1.34.4", "1.34.4", ""},
+		{" 1.36.3 ", "1.36.3", ""},
+		{"1.33.0", "", "Kubernetes 1.33.0 is not in racekit's release matrix (an unknown release); pick one of " + KubernetesVersion + ", 1.36.3, 1.35.4, 1.34.4"},
+		{"1.35", "", "Kubernetes 1.35 is not in racekit's release matrix"},
+	} {
+		rel, err := ReleaseOf(tc.in)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err)
+			assert.Assert(t, errors.Is(err, ErrUnknownRelease))
+			continue
+		}
+		assert.NilError(t, err)
+		assert.Equal(t, rel.Kubernetes, tc.want)
+	}
+	t.Setenv(ReleaseEnv, "1.35.4")
+	dir, err := Dir()
+	assert.NilError(t, err)
+	assert.Assert(t, strings.HasSuffix(dir, "kubernetes-1.35.4-etcd-"+EtcdVersion), dir)
+	_, err = scheduler.of(Releases[2])
+	assert.ErrorContains(t, err, "kube-scheduler is built for Kubernetes "+KubernetesVersion+" only, not for 1.35.4")
+	t.Setenv(ReleaseEnv, "9.9.9")
+	_, err = Find()
+	assert.ErrorContains(t, err, "Kubernetes 9.9.9 is not in racekit's release matrix")
 }
 
 func TestFind(t *testing.T) {
@@ -106,4 +162,13 @@ func TestComponentsSayTheirTarget(t *testing.T) {
 			assert.Equal(t, got, filepath.Join(empty, tc.binary))
 		})
 	}
+}
+
+// TestLdflags: a Kubernetes binary is stamped with its release; etcd is
+// not a Kubernetes binary.
+func TestLdflags(t *testing.T) {
+	kcm, err := controllerManager.of(Releases[2])
+	assert.NilError(t, err)
+	assert.DeepEqual(t, kcm.ldflags(), []string{"-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.35.4 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35 -X k8s.io/component-base/version.gitTreeState=clean"})
+	assert.Assert(t, tools[1].ldflags() == nil, "etcd")
 }

@@ -22,22 +22,42 @@ type tool struct {
 	target  string // the make target that builds it, for progress lines
 }
 
-var tools = []tool{
-	{"kube-apiserver", "kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes", "v" + KubernetesVersion, "envtest"},
-	{"etcd", "etcd", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", "v" + EtcdVersion, "envtest"},
+// tools are the default release's kube-apiserver and etcd.
+var tools = Releases[0].tools()
+
+// tools returns rel's kube-apiserver and etcd: kube-apiserver from rel's
+// module, etcd from tools/etcd.
+func (rel Release) tools() []tool {
+	return []tool{
+		{"kube-apiserver", rel.module("kube-apiserver"), "k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes", "v" + rel.Kubernetes, "envtest"},
+		{"etcd", "etcd", "go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/server/v3", "v" + rel.Etcd, "envtest"},
+	}
+}
+
+// module is the folder under tools/ that builds binary of rel: its own
+// module for the default release, rel's module for another.
+func (rel Release) module(binary string) string {
+	if rel.Module == "" {
+		return binary
+	}
+	return rel.Module
 }
 
 // Build makes sure both binaries are in Dir, building those that are missing
 // from the nested modules under root/tools. It does nothing when they are
 // there already. Progress goes to w.
 func Build(ctx context.Context, root string, w io.Writer) (string, error) {
-	dir, err := Dir()
+	rel, err := Selected()
+	if err != nil {
+		return "", err
+	}
+	dir, err := rel.Dir()
 	if err != nil {
 		return "", err
 	}
 	missing := missingIn(dir)
 	if len(missing) == 0 {
-		fmt.Fprintf(w, "envtest: kube-apiserver %s and etcd %s are ready in %s\n", KubernetesVersion, EtcdVersion, dir)
+		fmt.Fprintf(w, "envtest: kube-apiserver %s and etcd %s are ready in %s\n", rel.Kubernetes, rel.Etcd, dir)
 		return dir, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -45,7 +65,7 @@ func Build(ctx context.Context, root string, w io.Writer) (string, error) {
 	}
 	fmt.Fprintf(w, "envtest: building %s into %s\n", strings.Join(missing, " and "), dir)
 	fmt.Fprintf(w, "envtest: the first build takes several minutes (about 10 on 2 cores); with a warm Go build cache about 20 s\n")
-	for _, t := range tools {
+	for _, t := range rel.tools() {
 		if !contains(missing, t.binary) {
 			continue
 		}
@@ -66,7 +86,7 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 	// Build into a temporary name and rename, so that an interrupted build
 	// never leaves a half-written binary that Find would accept.
 	tmp := filepath.Join(dir, "."+t.binary+".tmp")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", tmp, t.pkg)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build", "-trimpath"}, t.ldflags()...), "-o", tmp, t.pkg)...)
 	cmd.Dir = modDir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -79,6 +99,19 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s: built %s in %s\n", t.target, t.binary, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// ldflags stamp a Kubernetes binary with its release, as Kubernetes' own
+// build does, so that kube-apiserver's /version says which it is (requires
+// reads it); unstamped, it says v0.0.0-master.
+func (t tool) ldflags() []string {
+	if t.require != "k8s.io/kubernetes" {
+		return nil
+	}
+	major, rest, _ := strings.Cut(strings.TrimPrefix(t.version, "v"), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	const pkg = "k8s.io/component-base/version"
+	return []string{"-ldflags", fmt.Sprintf("-X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean", pkg, t.version, pkg, major, pkg, minor, pkg)}
 }
 
 // checkVersion refuses to build when the nested module requires another

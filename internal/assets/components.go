@@ -34,6 +34,24 @@ var (
 // modules at the pinned version.
 var components = []component{controllerManager, scheduler, kubemark}
 
+// matrixComponents are the components a release of the matrix other than
+// the default builds: kube-controller-manager, for the real bugs that need
+// a garbage collector. Pods that run (kube-scheduler, kubemark) stay on the
+// default release.
+var matrixComponents = map[string]bool{ControllerManager: true}
+
+// of returns c as rel builds it, or an error when rel does not build c.
+func (c component) of(rel Release) (component, error) {
+	if rel.Module == "" {
+		return c, nil
+	}
+	if !matrixComponents[c.binary] {
+		return component{}, fmt.Errorf("%s is built for Kubernetes %s only, not for %s (%s): scenarios of pods that run stay on the default release", c.binary, KubernetesVersion, rel.Kubernetes, ReleaseEnv)
+	}
+	c.module, c.version = rel.Module, "v"+rel.Kubernetes
+	return c, nil
+}
+
 // find returns the path of c's binary: in $KUBEBUILDER_ASSETS when it is
 // there (setup-envtest puts none of these there), else in the built
 // folder. It fails with ErrMissing, and a message that says what to run,
@@ -60,19 +78,26 @@ func (c component) find() (string, error) {
 // install builds c's binary into Dir from its nested module under
 // root/tools, unless it is there already. Progress goes to w.
 func (c component) install(ctx context.Context, root string, w io.Writer) (string, error) {
-	dir, err := Dir()
+	rel, err := Selected()
+	if err != nil {
+		return "", err
+	}
+	if c, err = c.of(rel); err != nil {
+		return "", err
+	}
+	dir, err := rel.Dir()
 	if err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, c.binary)
 	if len(missingFiles(dir, c.binary)) == 0 {
-		fmt.Fprintf(w, "%s: %s %s is ready in %s\n", c.target, c.binary, KubernetesVersion, dir)
+		fmt.Fprintf(w, "%s: %s %s is ready in %s\n", c.target, c.binary, rel.Kubernetes, dir)
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
-	fmt.Fprintf(w, "%s: building %s %s into %s (%s)\n", c.target, c.binary, KubernetesVersion, dir, c.build)
+	fmt.Fprintf(w, "%s: building %s %s into %s (%s)\n", c.target, c.binary, rel.Kubernetes, dir, c.build)
 	if err := c.tool.build(ctx, root, dir, w); err != nil {
 		return "", err
 	}

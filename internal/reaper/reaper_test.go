@@ -269,22 +269,34 @@ func TestStartFails(t *testing.T) {
 // TestProgramAsStarted checks what the program gets, against what cmd
 // says: its arguments, folder and environment (without the reaper's
 // variable), a process group of its own, and no signal ignored that the
-// reaper only catches.
+// reaper only catches. It reads them once the program has said it runs:
+// Start returns once the exec has succeeded, and the kernel sets the new
+// program's command line a moment after (under load, a read of
+// /proc/PID/cmdline in between found it empty).
 func TestProgramAsStarted(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command("/bin/sleep", "600")
+	cmd := self("ready")
+	cmd.Args = append(cmd.Args, "600")
 	cmd.Dir = dir
-	cmd.Env = []string{"RACEKIT_REAPER_TEST=1", "PATH=/bin"}
+	cmd.Env = []string{helperEnv + "=ready", "RACEKIT_REAPER_TEST=1", "PATH=/bin"}
+	pr, pw, err := os.Pipe()
+	assert.NilError(t, err)
+	defer pr.Close()
+	cmd.Stdin, cmd.Stdout = nil, pw
 	tree, err := Start(cmd)
+	pw.Close()
 	assert.NilError(t, err)
 	defer func() { tree.Kill(); _ = tree.Wait() }()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	assert.NilError(t, err)
+	assert.Equal(t, line, "ready\n")
 	pid := tree.Pid()
 	proc := func(file string) string {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), file))
 		assert.NilError(t, err)
 		return string(b)
 	}
-	assert.DeepEqual(t, strings.Split(strings.TrimSuffix(proc("cmdline"), "\x00"), "\x00"), []string{"/bin/sleep", "600"})
+	assert.DeepEqual(t, strings.Split(strings.TrimSuffix(proc("cmdline"), "\x00"), "\x00"), cmd.Args)
 	assert.DeepEqual(t, strings.Split(strings.TrimSuffix(proc("environ"), "\x00"), "\x00"), cmd.Env)
 	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
 	assert.NilError(t, err)

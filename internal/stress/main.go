@@ -17,8 +17,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -32,6 +30,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/racekit/racekit/internal/gotestjson"
 )
 
 // suite is one go test command of the stress run: a module's folder and
@@ -235,33 +235,9 @@ func ran(s suite, verdicts map[string]string, err error) error {
 	return fmt.Errorf("%s failed with no failing test: %w", where, err)
 }
 
-// event is a line of go test -json.
-type event struct {
-	Action, Package, Test, Output string
-}
-
-// readVerdicts reads go test -json from r into verdicts, and each test's
-// output lines into outputs.
+// readVerdicts reads go test -json (gotestjson.Verdicts).
 func readVerdicts(r io.Reader, verdicts map[string]string, outputs map[string][]string) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		var e event
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			continue
-		}
-		key := e.Package
-		if e.Test != "" {
-			key += " " + e.Test
-		}
-		switch e.Action {
-		case "pass", "fail", "skip":
-			verdicts[key] = e.Action
-		case "output":
-			outputs[key] = append(outputs[key], e.Output)
-		}
-	}
-	return sc.Err()
+	return gotestjson.Verdicts(r, verdicts, outputs)
 }
 
 // compare prints the tests whose verdict in got differs from base's, and
