@@ -172,3 +172,13 @@ func TestLdflags(t *testing.T) {
 	assert.DeepEqual(t, kcm.ldflags(), []string{"-ldflags", "-X k8s.io/component-base/version.gitVersion=v1.35.4 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=35 -X k8s.io/component-base/version.gitTreeState=clean"})
 	assert.Assert(t, tools[1].ldflags() == nil, "etcd")
 }
+
+// TestBuildFailed: a release of the matrix that does not build says which,
+// and names the others; the default's error is its build's own.
+func TestBuildFailed(t *testing.T) {
+	build := errors.New("build kube-apiserver in tools/releases/1.34.4: exit status 1")
+	err := Releases[3].buildFailed(build)
+	assert.ErrorContains(t, err, "Kubernetes 1.34.4 does not build here; pick another release with RACEKIT_KUBERNETES ("+KubernetesVersion+", 1.36.3, 1.35.4)")
+	assert.Assert(t, errors.Is(err, build))
+	assert.Equal(t, Releases[0].buildFailed(build), build)
+}

@@ -70,7 +70,7 @@ func Build(ctx context.Context, root string, w io.Writer) (string, error) {
 			continue
 		}
 		if err := t.build(ctx, root, dir, w); err != nil {
-			return "", err
+			return "", rel.buildFailed(err)
 		}
 	}
 	return dir, nil
@@ -99,6 +99,20 @@ func (t tool) build(ctx context.Context, root, dir string, w io.Writer) error {
 	}
 	fmt.Fprintf(w, "%s: built %s in %s\n", t.target, t.binary, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// buildFailed says that rel does not build, and how to pick another.
+func (rel Release) buildFailed(err error) error {
+	if rel.Module == "" {
+		return err
+	}
+	var others []string
+	for _, r := range Releases {
+		if r.Kubernetes != rel.Kubernetes {
+			others = append(others, r.Kubernetes)
+		}
+	}
+	return fmt.Errorf("Kubernetes %s does not build here; pick another release with %s (%s): %w", rel.Kubernetes, ReleaseEnv, strings.Join(others, ", "), err)
 }
 
 // ldflags stamp a Kubernetes binary with its release, as Kubernetes' own

@@ -99,7 +99,7 @@ func (c component) install(ctx context.Context, root string, w io.Writer) (strin
 	}
 	fmt.Fprintf(w, "%s: building %s %s into %s (%s)\n", c.target, c.binary, rel.Kubernetes, dir, c.build)
 	if err := c.tool.build(ctx, root, dir, w); err != nil {
-		return "", err
+		return "", rel.buildFailed(err)
 	}
 	return path, nil
 }
