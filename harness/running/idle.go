@@ -248,7 +248,7 @@ func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool
 	t, now := w.sc.Recorder().Since(w.prevAt)
 	since := wireWrites // the trace is shorter than at the last reading
 	if now >= w.prevAt {
-		since = wireSince(t, w.ignore)
+		since = wireSince(t, w.ignore, rd.counted)
 	}
 	if rd.idle && w.prev != nil && w.prev.idle && (since == wireQuiet && w.prev.seen == rd.seen || since == wireReads && w.prev.retries == rd.retries) {
 		return true, settled, nil
@@ -293,8 +293,10 @@ const (
 )
 
 // wireSince returns what the entries t are, leaving out the calls on the
-// resources ignore names.
-func wireSince(t record.Trace, ignore map[string]bool) wireChange {
+// resources ignore names; countsWork is set for a signal that shows the
+// work a call in flight belongs to (a workqueue's metrics), for which a
+// read in flight is a read.
+func wireSince(t record.Trace, ignore map[string]bool, countsWork bool) wireChange {
 	out := wireQuiet
 	for _, e := range t {
 		x := e.Exchange
@@ -304,11 +306,17 @@ func wireSince(t record.Trace, ignore map[string]bool) wireChange {
 		case x == nil:
 			return wireWrites
 		case ignore[x.Resource]:
+		case x.Code == 0 && !countsWork:
+			// Not answered yet, and the signal cannot see the work it
+			// belongs to: a goroutine that waits for an answer is
+			// parked, and looks idle.
+			return wireWrites
 		case x.Code == 0 || x.Code/100 != 2 && x.Code != 404:
 			// Not answered yet, or refused. A read changes nothing
-			// either way: one in flight now was sent after the reading
+			// either way: one in flight now, to a signal that counts
+			// the work (a workqueue's), was sent after the reading
 			// (each look starts with no call in flight), by a reconcile
-			// the next reading would see, or one that repeats the last
+			// the next reading shows, or one that repeats the last
 			// (repeats). A write that failed changes nothing either,
 			// but one in flight, or in transport trouble, may.
 			if !readVerbs[x.Verb] {
