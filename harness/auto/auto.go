@@ -25,7 +25,8 @@ func Check(a *explore.Auto) error {
 }
 
 // Explore explores the explore auto scenario a on cp (explore.AutoFunc):
-// the learning run, which is the first reference run; then, at most
+// every run settles the operators the setup started before its workload
+// (Prelude); the learning run, which is the first reference run; then, at most
 // xo.Parallel at a time, the second reference run, each operator's
 // neutral twin and the plans of the intermediate and stale classes; then
 // the oracle judges each plan's run against the references, sets aside
@@ -46,6 +47,9 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	defer cleanup()
 	static := operatorsOf(names, nil)
+	// Every run starts the workload from a settled setup: each operator
+	// the setup started idle (explore.Auto.Prelude says why).
+	a.Prelude(settle(operatorsOf(operatorNames(a.Setup(), ""), nil)))
 	var ref1 State
 	l, err := a.Learn(ctx, cp, opts, filepath.Join(dir, "learn"), append(settle(static), observe(nil)),
 		func(sc *language.Scenario) { ref1 = Observed(sc) }, xo.Exhaustive)

@@ -87,19 +87,33 @@ func (a *Auto) Setup() []Line {
 	return out
 }
 
+// Prelude sets the lines every run of the exploration runs between the
+// setup and the workload, before its hooks are armed and before the
+// learning run counts the workload's calls: package auto settles every
+// operator there. A setup ends when its last line does, not when the
+// operator it started has done what that line began (phase 1's await of
+// one create leaves the operator reconciling the rest), and a run whose
+// workload starts while the operator is still busy counts the operator's
+// leftover calls among the workload's: "the 1st update of the cluster"
+// is a leftover in one run and the finalizer's removal in the next, and
+// a hook there, or a mark, lands at another moment from run to run.
+func (a *Auto) Prelude(lines []string) { a.e.pre = slices.Clone(lines) }
+
 // WorkloadLine returns the 1-based line of the workload in a script with
 // heads lines before it (Script), so that a failure's line says whether
 // it is the workload's.
-func (a *Auto) WorkloadLine(heads int) int { return a.e.at + 2 + heads }
+func (a *Auto) WorkloadLine(heads int) int { return a.e.at + 2 + len(a.e.pre) + heads }
 
-// Script returns the scenario with the explore line replaced by heads, the
-// workload and tail, each on a line of its own, as a run of a plan runs it.
+// Script returns the scenario with the explore line replaced by the
+// prelude, heads, the workload and tail, each on a line of its own, as a
+// run of a plan runs it.
 func (a *Auto) Script(heads, tail []string) []byte {
 	e := *a.e
 	e.tail = tail
 	// Always one line after another from the explore line on, so that
 	// WorkloadLine holds whatever the number of heads.
-	return e.script(append([]string{"# explore auto: " + a.e.workload}, heads...), false)
+	lines := append([]string{"# explore auto: " + a.e.workload}, a.e.pre...)
+	return e.script(append(lines, heads...), false)
 }
 
 // Learned is what an explore auto's learning run showed: every moment of
@@ -216,10 +230,11 @@ func runPlan(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	a := &Auto{e: e}
 	il.Script = a.Script(heads, p.Tail)
 	opts.Done = p.Done
-	// The hooks are the lines right under the explore line's comment.
+	// The hooks are the lines right under the explore line's comment
+	// and the prelude.
 	var lines []int
 	for i := range p.Hooks {
-		lines = append(lines, e.at+2+i)
+		lines = append(lines, a.WorkloadLine(0)+i)
 	}
 	opts.Extensions = append(slices.Clip(opts.Extensions), interferers(lines))
 	res := language.RunScript(ctx, cp, opts, dir, e.file, il.Script)

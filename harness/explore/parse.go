@@ -71,6 +71,10 @@ type exploration struct {
 	// invariants; none for any other exploration.
 	auto bool
 	tail []string
+	// pre are the lines an explore auto's runs, the learning run among
+	// them, run between the setup and the workload, before their hooks
+	// are armed (Auto.Prelude); none for any other exploration.
+	pre []string
 	// learnDone, if set, is called with the learning run's scenario
 	// when its script ends (package auto reads its end state).
 	learnDone func(*language.Scenario)

@@ -8,9 +8,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // The tests run this test binary again as the processes of a tree
@@ -22,7 +25,8 @@ import (
 //   - middle starts daemon in a session of its own (setsid) and exits at
 //     once, so that daemon is an orphan: the double fork;
 //   - daemon ignores SIGTERM, waits for middle to have exited (the end of
-//     a pipe middle held), starts leaf in a process group of its own, and
+//     a pipe middle held) and for the kernel to have given it a new
+//     parent (adopted), starts leaf in a process group of its own, and
 //     prints "pids DAEMON LEAF", then blocks;
 //   - leaf ignores SIGTERM and blocks.
 //
@@ -32,6 +36,9 @@ import (
 const (
 	helperEnv  = "RACEKIT_REAPER_TEST_HELPER"
 	helperThen = "RACEKIT_REAPER_TEST_THEN"
+	// helperMiddle is middle's pid, for the daemon, which waits until it
+	// has another parent.
+	helperMiddle = "RACEKIT_REAPER_TEST_MIDDLE"
 )
 
 func TestMain(m *testing.M) {
@@ -65,6 +72,7 @@ func helper(mode string) int {
 			return 1
 		}
 		d := self("daemon")
+		d.Env = append(d.Env, helperMiddle+"="+strconv.Itoa(os.Getpid()))
 		d.ExtraFiles = []*os.File{pr}
 		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := d.Start(); err != nil {
@@ -76,7 +84,24 @@ func helper(mode string) int {
 		return 0
 	case "daemon":
 		signal.Ignore(syscall.SIGTERM)
+		// The kernel signals each reparenting once asked to (the parent
+		// death signal), after it has set the new parent: asked before
+		// the parent is read, no reparenting goes unseen.
+		adopted := make(chan os.Signal, 8)
+		signal.Notify(adopted, syscall.SIGUSR1)
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGUSR1), 0, 0, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "daemon: prctl: %v\n", err)
+			return 1
+		}
 		_, _ = io.Copy(io.Discard, os.NewFile(3, "middle"))
+		// The pipe ends when middle's files close, which comes before the
+		// kernel gives middle's children a new parent: on a slow machine
+		// the test read middle as the daemon's parent. A reparenting to
+		// another of middle's threads as they exit leaves middle the
+		// parent, and is signalled too.
+		for middle := os.Getenv(helperMiddle); strconv.Itoa(os.Getppid()) == middle; {
+			<-adopted
+		}
 		leaf := self("leaf")
 		leaf.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := leaf.Start(); err != nil {
