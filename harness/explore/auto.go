@@ -99,6 +99,13 @@ func (a *Auto) Setup() []Line {
 // a hook there, or a mark, lands at another moment from run to run.
 func (a *Auto) Prelude(lines []string) { a.e.pre = slices.Clone(lines) }
 
+// learningHeads returns the lines the learning run runs between the setup
+// and the workload: the prelude, then explore-from, from which on it
+// counts the workload's calls.
+func (e *exploration) learningHeads() []string {
+	return append(slices.Clone(e.pre), "explore-from")
+}
+
 // WorkloadLine returns the 1-based line of the workload in a script with
 // heads lines before it (Script), so that a failure's line says whether
 // it is the workload's.

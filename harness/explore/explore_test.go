@@ -297,6 +297,30 @@ func TestExploreScript(t *testing.T) {
 	assert.Equal(t, string(e.script([]string{"on A", "on B"}, true)), "on A\non B\nreconcile webapps/web\n# with annotate bob deployments/web t=1\nfield x\n")
 }
 
+// TestAutoPrelude checks where an explore auto's prelude goes: after the
+// setup and before the plan's hooks and heads, in the learning run before
+// the line that counts the workload's calls, and that WorkloadLine counts
+// it, so that the hooks' lines the judge looks for are the lines they are.
+func TestAutoPrelude(t *testing.T) {
+	e := &exploration{
+		lines:    []string{"spawn op -- op", "explore auto do delete alice rabbitmqclusters/r", ""},
+		at:       1,
+		workload: "do delete alice rabbitmqclusters/r",
+		auto:     true,
+	}
+	e.ar = txtar.Parse(nil)
+	a := &Auto{e: e}
+	a.Prelude([]string{"idle op"})
+	got := string(a.Script([]string{"on before op update rabbitmqclusters/r 1st: mark m"}, []string{"idle op"}))
+	want := "spawn op -- op\n# explore auto: do delete alice rabbitmqclusters/r\nidle op\non before op update rabbitmqclusters/r 1st: mark m\ndo delete alice rabbitmqclusters/r\nidle op\n"
+	assert.Equal(t, got, want)
+	lines := strings.Split(got, "\n")
+	assert.Equal(t, lines[a.WorkloadLine(0)-1], "on before op update rabbitmqclusters/r 1st: mark m", "WorkloadLine(0) is the first hook's line")
+	assert.Equal(t, lines[a.WorkloadLine(1)-1], "do delete alice rabbitmqclusters/r", "WorkloadLine(1) is the workload's line")
+	assert.Equal(t, string(e.script(e.learningHeads(), false)),
+		"spawn op -- op\nidle op\nexplore-from\ndo delete alice rabbitmqclusters/r\n")
+}
+
 // TestJudge checks how a run's failures make its outcome: a failure of
 // anything but the interferers' own hooks is a finding; a depth-2 hook
 // whose moment never came, or an interferer whose own action failed, with

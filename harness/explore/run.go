@@ -241,7 +241,7 @@ func learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Opt
 			e.learnDone(sc)
 		}
 	}
-	res := language.RunScript(ctx, cp, lopts, dir, e.file, e.script(append(slices.Clone(e.pre), "explore-from"), false))
+	res := language.RunScript(ctx, cp, lopts, dir, e.file, e.script(e.learningHeads(), false))
 	pos := fmt.Sprintf("%s:%d", filepath.Base(e.file), e.at+1)
 	if onlyErr != nil {
 		return learned{}, &Refusal{Pos: pos, Msg: onlyErr.Error()}
