@@ -3,6 +3,7 @@ package running
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -18,7 +19,7 @@ var idleCommands = []*language.Command{
 		Summary: "wait until what start or spawn runs as NAME has nothing left to do, on the strongest evidence it offers",
 		Detail: "wait until what start or spawn runs as NAME has nothing left to do, on the strongest evidence it offers, which the trace names (idle: NAME settled by ...): " +
 			"its exit; for a controller started in process, every goroutine of its life parked (waiting on a channel, a lock, a timer or the network); for a process spawned with metrics=, its workqueues empty and nothing it took unfinished (workqueue_depth, workqueue_queue_duration_seconds and workqueue_work_duration_seconds, controller_runtime_active_workers); " +
-			"each in two readings that agree with nothing on the wire in between, or with only reads in between (a poller's, which the second reading may catch polling when a whole poll ran between them and wrote nothing), with no call of its in flight (a call a hook's action holds is in flight) and each watch it has open having shown it every write made to its resource before now; " +
+			"each in two readings in a row that agree, with nothing on the wire between them or only reads and no back-off begun (an error's or a rate-limited requeue's; a RequeueAfter is not one), or, for a poller, which a reading nearly always catches polling, in a reading since an earlier one of which nothing was written by anyone, no back-off began and a whole reconcile taken after the earlier one ran to its end; with no call of its in flight (a call a hook's action holds is in flight) and each watch it has open having shown it every write made to its resource before now; " +
 			"an item that waits for a delay (a RequeueAfter, a retry's backoff) is not work: await the outcome of a retry first; " +
 			"a process without metrics= falls back to a quiet period, a heuristic of time: no call for quiet= (default ten times the slowest answer, at least " + minQuiet.String() + " and at most " + maxQuiet.String() + "); " +
 			"ignore=RESOURCE,... leaves calls and watches of those resources out (leases renewed by leader election); fails after DURATION (default " + DefaultWait.String() + ") saying what was still busy, or at once when NAME ended on its own with an error",
@@ -126,12 +127,10 @@ type settling struct {
 	sc     *language.Scenario
 	quiet  time.Duration
 	ignore map[string]bool
-	// prev is the last reading, and prevAt the length of the trace when
-	// it was taken; busy says what kept the life busy at the last look,
-	// for the message on time out.
-	prev   *reading
-	prevAt int
-	busy   string
+	// readings are the readings so far; busy says what kept the life
+	// busy at the last look, for the message on time out.
+	readings
+	busy string
 	// timer wakes the next look; interval is how long it waits, doubling
 	// from firstLook to lastLook while nothing changes.
 	timer    *time.Timer
@@ -183,6 +182,9 @@ func (w *settling) lookAgain() {
 // or when idle must fail (err).
 func (w *settling) step(l *life) (done bool, settled *record.Settled, err error) {
 	sc := w.sc
+	// The trace's length before anything is looked at: what is recorded
+	// from here on counts as after this look's reading.
+	_, at := sc.Recorder().Since(math.MaxInt)
 	note := func(by record.SettleSignal, detail string) *record.Settled {
 		return &record.Settled{Name: l.name, Actor: l.actor, By: by, Detail: detail}
 	}
@@ -214,13 +216,13 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 		if err != nil {
 			return true, nil, err
 		}
-		return w.confirm(rd, "by its goroutines", note(record.SettledByGoroutines, common+"every goroutine of its life parked"))
+		return w.confirm(rd, at, "by its goroutines", note(record.SettledByGoroutines, common+"every goroutine of its life parked"))
 	case l.metrics != "":
 		rd, err := metricsReading(sc.Context(), l.metrics)
 		if err != nil {
 			return true, nil, err
 		}
-		return w.confirm(rd, "by its workqueue", note(record.SettledByWorkqueue, common+"its workqueues empty and nothing it took unfinished"))
+		return w.confirm(rd, at, "by its workqueue", note(record.SettledByWorkqueue, common+"its workqueues empty and nothing it took unfinished"))
 	}
 	q, detail := a.quiet, "then no call for its quiet period (ten times the slowest answer, "+minQuiet.String()+" to "+maxQuiet.String()+")"
 	if w.quiet > 0 {
@@ -235,51 +237,114 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 	return false, nil, nil
 }
 
-// confirm settles the life on rd when rd and the reading before it both
-// show it idle, and either nothing came on the wire between them and they
-// agree, or what came was only reads, answered (between, the life may
-// have reconciled, as a poller does, but it changed nothing and nothing
-// is left: a reading shows a reconcile that is running or queued, and a
-// retry after an error, which waits in a back-off, by its count);
-// otherwise it keeps rd and looks again. A write by anyone between them,
-// a hook's firing or a change of a view means a reconcile may be due, and
-// the readings must agree again after it.
-func (w *settling) confirm(rd reading, by string, settled *record.Settled) (bool, *record.Settled, error) {
-	t, now := w.sc.Recorder().Since(w.prevAt)
-	since := wireWrites // the trace is shorter than at the last reading
-	if now >= w.prevAt {
-		since = wireSince(t, w.ignore, rd.counted)
-	}
-	if rd.idle && w.prev != nil && w.prev.idle && (since == wireQuiet && w.prev.seen == rd.seen || since == wireReads && w.prev.retries == rd.retries) {
+// confirm settles the life on rd, a reading taken when the trace was at
+// entries long, when the readings so far settle it (readings.judge), and
+// otherwise keeps rd and looks again.
+func (w *settling) confirm(rd reading, at int, by string, settled *record.Settled) (bool, *record.Settled, error) {
+	switch w.judge(rd, at, func(from int) wireChange { return w.wireSince(from, rd) }) {
+	case agreed:
 		return true, settled, nil
-	}
-	if repeats(w.prev, rd, since) {
-		settled.Detail += "; between its last two readings a reconcile it took after the first ran to its end, reading only, and nothing was written: the one running now repeats it"
+	case repeated:
+		settled.Detail += "; since an earlier reading nothing was written, and a reconcile it took after that reading ran to its end, reading only"
 		return true, settled, nil
 	}
 	w.busy = by + ": " + rd.why
 	if rd.idle {
 		w.busy = by + ": its last two readings did not agree yet"
 	}
-	w.prev, w.prevAt = &rd, now
 	w.lookAgain()
 	return false, nil, nil
 }
 
-// repeats reports whether rd settles a poller that prev, the reading
-// before it, found idle, although rd catches it reconciling, as a poller
-// under load nearly always is: nothing was queued at either reading, one
-// reconcile at most runs at rd, a reconcile taken after prev ran to its
-// end before rd (rd's finished items outnumber prev's taken ones), no
-// retry came, and the wire between them holds answered reads at most, by
-// anyone. That reconcile read the state and changed nothing; the one
-// running at rd was taken after prev too, reads the same state, since
-// nothing was written, and so decides the same. What this rule cannot
-// see is a reconcile whose decision depends on the clock rather than on
-// the state (docs/reliability.md).
-func repeats(prev *reading, rd reading, since wireChange) bool {
-	return prev != nil && prev.counted && prev.idle && rd.counted && since != wireWrites &&
-		rd.depth == 0 && rd.inFlight <= 1 && rd.dones > prev.gets && rd.retries == prev.retries
+// readings is what idle keeps of a life's earlier readings: the last,
+// prev, and the anchor, the earliest since which nothing was written;
+// each with the length of the trace before it was taken (an entry
+// recorded while it was being taken counts as after it).
+type readings struct {
+	prev     *reading
+	prevAt   int
+	anchor   *reading
+	anchorAt int
+}
+
+// verdict is what judge makes of a reading.
+type verdict int
+
+const (
+	unsettled verdict = iota
+	agreed            // two readings in a row agree
+	repeated          // a reconcile ran to its end since the anchor, and the life is idle
+)
+
+// judge weighs rd, taken when the trace was at entries long, with the
+// readings before it, and keeps it; wire(from) says what came on the wire
+// from the trace's entry from on. It settles the life by either of two
+// rules.
+//
+// Two readings in a row agree: both show it idle, and either nothing came
+// on the wire between them and they saw the same, or what came was only
+// reads, answered, and no back-off began (between, the life may have
+// reconciled, as a poller does, but it changed nothing and nothing is
+// left).
+//
+// A reconcile ran since the anchor (repeats): rd shows it idle, and since
+// the anchor nothing was written by anyone, no back-off began, and a
+// reconcile taken after the anchor ran to its end. A poller under load is
+// caught reconciling at most readings, so that two idle readings in a row
+// may be rare; the anchor stays until a write or a back-off moves it on
+// to a later reading.
+//
+// A write by anyone, a hook's firing or a change of a view means a
+// reconcile may be due, and the readings must agree again after it.
+// TestJudgeModel checks both rules against a model of a workqueue.
+func (j *readings) judge(rd reading, at int, wire func(from int) wireChange) verdict {
+	defer func() { j.prev, j.prevAt = &rd, at }()
+	if rd.idle && j.prev != nil && j.prev.idle {
+		switch since := wire(j.prevAt); {
+		case since == wireQuiet && j.prev.seen == rd.seen, since == wireReads && j.prev.backoffs == rd.backoffs:
+			return agreed
+		}
+	}
+	if j.anchor != nil {
+		since := wire(j.anchorAt)
+		if repeats(j.anchor, rd, since) {
+			return repeated
+		}
+		if since == wireWrites || !rd.counted || rd.backoffs != j.anchor.backoffs {
+			j.anchor = nil
+		}
+	}
+	if j.anchor == nil && rd.counted {
+		j.anchor, j.anchorAt = &rd, at
+	}
+	return unsettled
+}
+
+// wireSince returns what came on the wire from the trace's entry from on
+// to now, to be weighed with rd: everything, when the trace is shorter
+// than from.
+func (w *settling) wireSince(from int, rd reading) wireChange {
+	t, now := w.sc.Recorder().Since(from)
+	if now < from {
+		return wireWrites
+	}
+	return wireSince(t, w.ignore, rd.counted)
+}
+
+// repeats reports whether rd settles a poller since anchor, an earlier
+// reading: rd shows it idle, every reconcile taken by the anchor and one
+// more taken after it ran to its end before rd (rd's finished items outnumber the anchor's taken ones),
+// no back-off began, and the wire since the anchor holds answered reads
+// at most, by anyone. That reconcile read the state as it is now, since
+// nothing was written, and changed nothing; nothing is left running or
+// queued. rd must show it idle: a reconcile running at rd may be of
+// another item, one the anchor caught running on a state before the last
+// write, whose next reconcile will write (TestJudgeModel found it with
+// three items). What this rule cannot see is an item that waits for a
+// delay (docs/reliability.md).
+func repeats(anchor *reading, rd reading, since wireChange) bool {
+	return anchor != nil && anchor.counted && rd.counted && rd.idle && since != wireWrites &&
+		rd.depth == 0 && rd.dones > anchor.gets && rd.backoffs == anchor.backoffs
 }
 
 // wireChange is what came on the wire between two readings of a life's

@@ -131,6 +131,20 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 			set(queue(m), value(m))
 		}
 	}
+	// backoffs[c] counts controller c's reconciles that ended in an error
+	// or asked to be requeued at once, each of which waits in a back-off
+	// before its next try; a controller is there when it has any
+	// reconcile result at all.
+	backoffs := map[string]float64{}
+	if f := fams["controller_runtime_reconcile_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			c := label(m, "controller")
+			backoffs[c] += 0
+			if r := label(m, "result"); r == "error" || r == "requeue" {
+				backoffs[c] += value(m)
+			}
+		}
+	}
 	active := map[string]float64{}
 	if f := fams["controller_runtime_active_workers"]; f != nil {
 		for _, m := range f.GetMetric() {
@@ -148,7 +162,11 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 	for _, n := range names {
 		q := queues[n]
 		seen = append(seen, fmt.Sprintf("%s:%g/%g/%g/%g/%g", n, q.depth, q.gets, q.dones, q.adds, q.retries))
-		r.retries += q.retries
+		if b, ok := backoffs[n]; ok {
+			r.backoffs += b
+		} else {
+			r.backoffs += q.retries
+		}
 		r.depth, r.gets, r.dones = r.depth+q.depth, r.gets+q.gets, r.dones+q.dones
 		taken += q.gets - q.dones
 		switch {

@@ -68,11 +68,18 @@ type reading struct {
 	seen string
 	// why says, when not idle, what was busy: for the failure message.
 	why string
-	// retries counts the items put back to retry after an error
-	// (workqueue_retries_total), which a back-off keeps out of every
-	// queue's depth: two readings with only reads between them settle the
-	// life only if no retry came in between.
-	retries float64
+	// backoffs counts the items put back to wait in a back-off after an
+	// error, which keeps them out of every queue's depth: two readings
+	// with only reads between them settle the life only if no back-off
+	// began in between. Where controller-runtime's reconcile results
+	// name the queue's controller, it is the reconciles that ended in an
+	// error or asked to be requeued at once (a rate-limited add); a
+	// RequeueAfter is a delay, not a retry, although the priority queue
+	// counts it in workqueue_retries_total. Elsewhere (a client-go
+	// workqueue) it is workqueue_retries_total, which counts every
+	// delayed add, a RequeueAfter's too, and so is stricter than it need
+	// be.
+	backoffs float64
 	// counted is set on a reading of a workqueue's metrics, which counts
 	// the items its queues hold (depth), took (gets), finished (dones)
 	// and are working on (inFlight: taken and not done, or the

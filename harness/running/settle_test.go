@@ -126,12 +126,13 @@ func TestJudgeMetrics(t *testing.T) {
 # TYPE workqueue_work_duration_seconds histogram
 # TYPE controller_runtime_active_workers gauge
 # TYPE workqueue_retries_total counter
+# TYPE controller_runtime_reconcile_total counter
 `
 	for _, tc := range []struct {
 		name, text string
 		idle       bool
 		why        string
-		retries    float64
+		backoffs   float64
 		inFlight   float64
 	}{
 		{"empty and done", `workqueue_depth{name="cms",priority=""} 0
@@ -142,6 +143,25 @@ workqueue_work_duration_seconds_sum{name="cms"} 0.1
 controller_runtime_active_workers{controller="cms"} 0
 workqueue_retries_total{name="cms"} 7
 `, true, "", 7, 0},
+		// The priority queue counts a RequeueAfter among its retries:
+		// where the controller's reconcile results are there, only an
+		// error and a requeue at once begin a back-off.
+		{"a controller-runtime poller", `workqueue_depth{name="cms",priority=""} 0
+workqueue_retries_total{name="cms"} 40
+controller_runtime_reconcile_total{controller="cms",result="success"} 1
+controller_runtime_reconcile_total{controller="cms",result="requeue_after"} 40
+controller_runtime_reconcile_total{controller="cms",result="error"} 2
+controller_runtime_reconcile_total{controller="cms",result="requeue"} 1
+`, true, "", 3, 0},
+		{"a controller-runtime poller that never failed", `workqueue_depth{name="cms",priority=""} 0
+workqueue_retries_total{name="cms"} 40
+controller_runtime_reconcile_total{controller="cms",result="requeue_after"} 40
+controller_runtime_reconcile_total{controller="cms",result="error"} 0
+`, true, "", 0, 0},
+		{"another controller's results", `workqueue_depth{name="cms",priority=""} 0
+workqueue_retries_total{name="cms"} 40
+controller_runtime_reconcile_total{controller="other",result="error"} 2
+`, true, "", 40, 0},
 		{"queued", `workqueue_depth{name="cms",priority=""} 1
 `, false, "workqueue cms holds 1", 0, 0},
 		{"queued at a priority", `workqueue_depth{name="cms",priority="10"} 1
@@ -166,7 +186,7 @@ controller_runtime_active_workers{controller="cms"} 1
 			rd := judgeMetrics(fams, "http://x/metrics")
 			assert.Equal(t, rd.idle, tc.idle, rd.why)
 			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
-			assert.Equal(t, rd.retries, tc.retries)
+			assert.Equal(t, rd.backoffs, tc.backoffs)
 			assert.Equal(t, rd.inFlight, tc.inFlight)
 		})
 	}
@@ -193,38 +213,46 @@ func TestMetricsURL(t *testing.T) {
 	}
 }
 
-// TestRepeats: a poller caught reconciling is settled when the reading
-// before found it idle, a reconcile taken since ran to its end, and nothing
-// but answered reads came between; each condition left out, it is not.
+// TestRepeats: a poller is settled by a reading that finds it idle when,
+// since an earlier reading (the anchor, idle or not), a reconcile taken
+// after it ran to its end and nothing but answered reads came; each
+// condition left out, it is not.
 func TestRepeats(t *testing.T) {
-	idle := &reading{counted: true, idle: true, gets: 10, dones: 10, retries: 2}
-	polling := reading{counted: true, gets: 12, dones: 11, inFlight: 1, retries: 2}
+	idle := &reading{counted: true, idle: true, gets: 10, dones: 10, backoffs: 2}
+	// between polls: two reconciles since the anchor, both done.
+	between := reading{counted: true, idle: true, gets: 12, dones: 12, backoffs: 2}
 	with := func(f func(*reading)) reading {
-		r := polling
+		r := between
 		f(&r)
 		return r
 	}
+	reconciling := with(func(r *reading) { r.idle, r.dones, r.inFlight = false, 11, 1 })
 	for _, tc := range []struct {
-		name  string
-		prev  *reading
-		rd    reading
-		since wireChange
-		want  bool
+		name   string
+		anchor *reading
+		rd     reading
+		since  wireChange
+		want   bool
 	}{
-		{"a poller between polls", idle, polling, wireReads, true},
-		{"a cached poller: nothing on the wire", idle, polling, wireQuiet, true},
-		{"idle at both", idle, with(func(r *reading) { r.inFlight, r.idle, r.gets = 0, true, 11 }), wireReads, true},
-		{"a write between", idle, polling, wireWrites, false},
-		{"no reconcile ran to its end since", idle, with(func(r *reading) { r.dones = 10 }), wireReads, false},
-		{"something queued", idle, with(func(r *reading) { r.depth = 1 }), wireReads, false},
-		{"two reconciles running", idle, with(func(r *reading) { r.inFlight = 2 }), wireReads, false},
-		{"a retry came", idle, with(func(r *reading) { r.retries = 3 }), wireReads, false},
-		{"busy at the reading before", &reading{counted: true, gets: 10, dones: 9, inFlight: 1, retries: 2}, polling, wireReads, false},
-		{"no reading before", nil, polling, wireReads, false},
-		{"goroutines, not a workqueue", &reading{idle: true}, reading{}, wireReads, false},
+		{"a poller between polls", idle, between, wireReads, true},
+		{"a cached poller: nothing on the wire", idle, between, wireQuiet, true},
+		{"a write since", idle, between, wireWrites, false},
+		{"no reconcile taken since", idle, with(func(r *reading) { r.gets, r.dones = 10, 10 }), wireReads, false},
+		{"something queued", idle, with(func(r *reading) { r.idle, r.depth = false, 1 }), wireReads, false},
+		{"a back-off began", idle, with(func(r *reading) { r.backoffs = 3 }), wireReads, false},
+		// A reading that catches a reconcile running does not settle:
+		// it may be another item's, owing a write (TestJudgeModel).
+		{"reconciling at rd", idle, reconciling, wireReads, false},
+		// Under load a reading may catch the poller reconciling: an
+		// anchor that did is an anchor still, once the reconcile it caught
+		// and a whole one after it have ended.
+		{"reconciling at the anchor", &reading{counted: true, gets: 10, dones: 9, inFlight: 1, backoffs: 2}, between, wireReads, true},
+		{"reconciling at the anchor, only that one done since", &reading{counted: true, gets: 12, dones: 11, inFlight: 1, backoffs: 2}, between, wireReads, false},
+		{"no anchor", nil, between, wireReads, false},
+		{"goroutines, not a workqueue", &reading{idle: true}, reading{idle: true}, wireReads, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, repeats(tc.prev, tc.rd, tc.since), tc.want)
+			assert.Equal(t, repeats(tc.anchor, tc.rd, tc.since), tc.want)
 		})
 	}
 }
