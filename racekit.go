@@ -91,6 +91,13 @@ type (
 	Failure = harness.Failure
 	// NoiseCheck is what CheckNoise found for one scenario.
 	NoiseCheck = harness.NoiseCheck
+	// Row is one line of a run's trace as values (Interleaving.Trace's
+	// Rows, Result.Trace's), its resourceVersions and uids named in order
+	// of first appearance, for a test that checks how a run went.
+	Row = harness.Row
+	// ViewChange is a row's change of a view: a hold, a release, a
+	// stale list, or a mark (Row.View).
+	ViewChange = harness.ViewChange
 )
 
 // InstanceOf returns the instance of the controller called controller that

@@ -40,6 +40,7 @@ type (
 	Instance       = controllers.Instance
 	Trace          = record.Trace
 	Row            = record.Row
+	ViewChange     = record.ViewChange
 	Exchange       = record.Exchange
 	ExploreReport  = explore.Report
 	ExploreOptions = explore.Options

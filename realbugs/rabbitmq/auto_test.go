@@ -17,6 +17,20 @@ import (
 // write to an object met a 409 against its stale view is judged on its
 // creates, deletes and failures alone, since the operator waits to retry
 // in a back-off: docs/explore.md, explore auto.)
+//
+// v1.7.0's fix is not whole, and explore auto found how: in a stale plan
+// of rabbitmqclusters, a restarted life that reconciles the old cluster
+// from its stale view before the view catches up updates the new
+// cluster's StatefulSet, and controller-runtime v0.8.3's
+// SetControllerReference, which takes two owners with the same group,
+// kind and name for one, makes the old cluster its controller; when the
+// view catches up, the old cluster's finalizer finds the StatefulSet
+// "owned by" it, and deletes it, UID precondition and all. Whether that
+// reconcile reaches the StatefulSet before the view catches up depends on
+// a back-off of the operator's, which idle does not wait out
+// (docs/reliability.md), so the finding comes in some runs and not in
+// others. On v1.7.0 the test allows it only with that evidence in the
+// run's trace (stolen).
 func TestAuto(t *testing.T) {
 	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V170} {
 		t.Run(r.Version, func(t *testing.T) {
@@ -30,20 +44,78 @@ func TestAuto(t *testing.T) {
 					t.Fatalf("%s explored nothing auto:\n%s", res.Name, res.Log)
 				}
 				t.Log(rep.Table())
-				found := false
+				found, unexplained := false, []string{}
 				for _, il := range rep.Failed() {
 					for _, d := range il.Differences {
 						if d.Kind == "history" && d.Object == "statefulsets/r-server" && strings.HasPrefix(d.Field, "delete by rabbitmq") {
 							found = true
+							if !stolen(il.Trace.Rows()) {
+								unexplained = append(unexplained, il.Name)
+							}
 						}
 					}
 				}
 				switch {
 				case r == rabbitmq.V160 && !found:
 					t.Errorf("%s on %s: no finding of #648 (the new StatefulSet deleted):\n%s", res.Name, r.Version, rep.Table())
+				case r != rabbitmq.V160 && len(unexplained) > 0:
+					t.Errorf("%s on %s: #648 found (the new StatefulSet deleted) in %v, with no stale update of it before, want it not:\n%s", res.Name, r.Version, unexplained, rep.Table())
 				case r != rabbitmq.V160 && found:
-					t.Errorf("%s on %s: #648 found (the new StatefulSet deleted), want it not:\n%s", res.Name, r.Version, rep.Table())
+					t.Logf("%s on %s: the new StatefulSet deleted after a stale life updated it (its controller reference taken by the old cluster)", res.Name, r.Version)
 				}
+			}
+		})
+	}
+}
+
+// stolen reports whether rows, a plan's trace, show v1.7.0's way to #648's
+// end: after the restart (the mark auto-restart), the operator updated
+// statefulsets/r-server and then deleted, with a UID precondition, the
+// StatefulSet that the workload's create made (the second create of it).
+func stolen(rows []racekit.Row) bool {
+	restarted, updated, creates, made := false, false, 0, ""
+	for _, r := range rows {
+		switch {
+		case r.View != nil && r.View.Name == "auto-restart":
+			restarted = true
+		case r.Actor != "rabbitmq" || r.Object != "statefulsets/r-server" || r.Code/100 != 2:
+		case r.Verb == "create":
+			if creates++; creates == 2 {
+				made = r.GotUID
+			}
+		case r.Verb == "update" && restarted:
+			updated = true
+		case r.Verb == "delete" && restarted && updated && made != "" && r.SentUID == made:
+			return true
+		}
+	}
+	return false
+}
+
+// TestStolen: stolen finds v1.7.0's path to #648's end only when every
+// step of it is in the trace.
+func TestStolen(t *testing.T) {
+	sts := func(verb string, code int, sent, got string) racekit.Row {
+		return racekit.Row{Actor: "rabbitmq", Verb: verb, Object: "statefulsets/r-server", Code: code, SentUID: sent, GotUID: got}
+	}
+	restart := racekit.Row{View: &racekit.ViewChange{Name: "auto-restart"}}
+	old, made := sts("create", 201, "", "uid1"), sts("create", 201, "", "uid2")
+	update, del := sts("update", 200, "", "uid2"), sts("delete", 200, "uid2", "uid2")
+	for _, tc := range []struct {
+		name string
+		rows []racekit.Row
+		want bool
+	}{
+		{"updated after the restart, then deleted", []racekit.Row{old, made, restart, update, del}, true},
+		{"no update after the restart", []racekit.Row{old, made, update, restart, del}, false},
+		{"deleted before the restart", []racekit.Row{old, made, update, del, restart}, false},
+		{"the old StatefulSet deleted", []racekit.Row{old, made, restart, update, sts("delete", 200, "uid1", "uid1")}, false},
+		{"the delete refused", []racekit.Row{old, made, restart, update, sts("delete", 409, "uid2", "")}, false},
+		{"another actor's update", []racekit.Row{old, made, restart, {Actor: "alice", Verb: "update", Object: "statefulsets/r-server", Code: 200}, del}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := stolen(tc.rows); got != tc.want {
+				t.Errorf("stolen = %v, want %v", got, tc.want)
 			}
 		})
 	}
