@@ -128,8 +128,8 @@ func (m *queueModel) scrape(external bool) reading {
 			m.act(external)
 		}
 	}
-	rd := reading{counted: true, idle: true, depth: depth, gets: gets, dones: dones, backoffs: backoffs,
-		inFlight: max(gets-dones, active), seen: fmt.Sprintf("%g/%g/%g/%g", depth, gets, dones, backoffs)}
+	rd := reading{counted: true, idle: true, gets: gets, dones: dones, backoffs: backoffs,
+		seen: fmt.Sprintf("%g/%g/%g/%g", depth, gets, dones, backoffs)}
 	if depth > 0 || gets > dones || active > 0 {
 		rd.idle = false
 	}
@@ -184,8 +184,8 @@ func (m *queueModel) owes() []string {
 // others writing for a while and then not, and idle looking whenever no
 // call is in flight and every watch has shown every write (as step does):
 // whenever judge settles the controller, it owes nothing. With repeats
-// allowed to settle on a reading that catches a reconcile running, it
-// found a run with three items in which the one running owed a write;
+// allowed to settle on a reading that is not idle, it found a run with
+// three items in which an item queued owed a write (seed 29);
 // with the anchor kept across a reconcile that did not run to its end
 // (rd.dones >= anchor.gets), one in which an item was queued and owed one.
 func TestJudgeModel(t *testing.T) {

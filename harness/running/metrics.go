@@ -153,7 +153,6 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 	}
 	r := reading{idle: true, counted: true}
 	var seen, busy []string
-	taken := 0.0
 	names := make([]string, 0, len(queues))
 	for n := range queues {
 		names = append(names, n)
@@ -167,8 +166,7 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 		} else {
 			r.backoffs += q.retries
 		}
-		r.depth, r.gets, r.dones = r.depth+q.depth, r.gets+q.gets, r.dones+q.dones
-		taken += q.gets - q.dones
+		r.gets, r.dones = r.gets+q.gets, r.dones+q.dones
 		switch {
 		case q.depth > 0:
 			busy = append(busy, fmt.Sprintf("workqueue %s holds %g", n, q.depth))
@@ -176,15 +174,12 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 			busy = append(busy, fmt.Sprintf("workqueue %s has %g taken and not done", n, q.gets-q.dones))
 		}
 	}
-	running := 0.0
 	for c, n := range active {
-		running += n
 		seen = append(seen, fmt.Sprintf("active:%s:%g", c, n))
 		if n > 0 {
 			busy = append(busy, fmt.Sprintf("controller %s has %g reconciles running", c, n))
 		}
 	}
-	r.inFlight = max(taken, running)
 	sort.Strings(seen)
 	sort.Strings(busy)
 	r.seen = strings.Join(seen, " ")

@@ -81,12 +81,10 @@ type reading struct {
 	// be.
 	backoffs float64
 	// counted is set on a reading of a workqueue's metrics, which counts
-	// the items its queues hold (depth), took (gets), finished (dones)
-	// and are working on (inFlight: taken and not done, or the
-	// controller-runtime workers running, whichever is more): what
-	// confirm's rule of a repeated reconcile reads.
-	counted                      bool
-	depth, gets, dones, inFlight float64
+	// the items its queues took (gets) and finished (dones): what judge's
+	// rule of a reconcile since the anchor reads.
+	counted     bool
+	gets, dones float64
 }
 
 // goroutineReading reads which goroutines of the process carry label, and

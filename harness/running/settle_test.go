@@ -133,7 +133,6 @@ func TestJudgeMetrics(t *testing.T) {
 		idle       bool
 		why        string
 		backoffs   float64
-		inFlight   float64
 	}{
 		{"empty and done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 3
@@ -142,7 +141,7 @@ workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
 controller_runtime_active_workers{controller="cms"} 0
 workqueue_retries_total{name="cms"} 7
-`, true, "", 7, 0},
+`, true, "", 7},
 		// The priority queue counts a RequeueAfter among its retries:
 		// where the controller's reconcile results are there, only an
 		// error and a requeue at once begin a back-off.
@@ -152,32 +151,32 @@ controller_runtime_reconcile_total{controller="cms",result="success"} 1
 controller_runtime_reconcile_total{controller="cms",result="requeue_after"} 40
 controller_runtime_reconcile_total{controller="cms",result="error"} 2
 controller_runtime_reconcile_total{controller="cms",result="requeue"} 1
-`, true, "", 3, 0},
+`, true, "", 3},
 		{"a controller-runtime poller that never failed", `workqueue_depth{name="cms",priority=""} 0
 workqueue_retries_total{name="cms"} 40
 controller_runtime_reconcile_total{controller="cms",result="requeue_after"} 40
 controller_runtime_reconcile_total{controller="cms",result="error"} 0
-`, true, "", 0, 0},
+`, true, "", 0},
 		{"another controller's results", `workqueue_depth{name="cms",priority=""} 0
 workqueue_retries_total{name="cms"} 40
 controller_runtime_reconcile_total{controller="other",result="error"} 2
-`, true, "", 40, 0},
+`, true, "", 40},
 		{"queued", `workqueue_depth{name="cms",priority=""} 1
-`, false, "workqueue cms holds 1", 0, 0},
+`, false, "workqueue cms holds 1", 0},
 		{"queued at a priority", `workqueue_depth{name="cms",priority="10"} 1
 workqueue_depth{name="cms",priority=""} 0
-`, false, "workqueue cms holds 1", 0, 0},
+`, false, "workqueue cms holds 1", 0},
 		{"taken, not done", `workqueue_depth{name="cms",priority=""} 0
 workqueue_queue_duration_seconds_count{name="cms"} 4
 workqueue_queue_duration_seconds_sum{name="cms"} 0.1
 workqueue_work_duration_seconds_count{name="cms"} 3
 workqueue_work_duration_seconds_sum{name="cms"} 0.1
-`, false, "workqueue cms has 1 taken and not done", 0, 1},
+`, false, "workqueue cms has 1 taken and not done", 0},
 		{"reconciling", `workqueue_depth{name="cms",priority=""} 0
 controller_runtime_active_workers{controller="cms"} 1
-`, false, "controller cms has 1 reconciles running", 0, 1},
+`, false, "controller cms has 1 reconciles running", 0},
 		{"no queue", `controller_runtime_active_workers{controller="cms"} 0
-`, false, "show no workqueue yet", 0, 0},
+`, false, "show no workqueue yet", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := expfmt.NewTextParser(model.UTF8Validation)
@@ -187,7 +186,6 @@ controller_runtime_active_workers{controller="cms"} 1
 			assert.Equal(t, rd.idle, tc.idle, rd.why)
 			assert.Assert(t, strings.Contains(rd.why, tc.why), rd.why)
 			assert.Equal(t, rd.backoffs, tc.backoffs)
-			assert.Equal(t, rd.inFlight, tc.inFlight)
 		})
 	}
 }
@@ -226,7 +224,7 @@ func TestRepeats(t *testing.T) {
 		f(&r)
 		return r
 	}
-	reconciling := with(func(r *reading) { r.idle, r.dones, r.inFlight = false, 11, 1 })
+	reconciling := with(func(r *reading) { r.idle, r.dones = false, 11 })
 	for _, tc := range []struct {
 		name   string
 		anchor *reading
@@ -238,7 +236,7 @@ func TestRepeats(t *testing.T) {
 		{"a cached poller: nothing on the wire", idle, between, wireQuiet, true},
 		{"a write since", idle, between, wireWrites, false},
 		{"no reconcile taken since", idle, with(func(r *reading) { r.gets, r.dones = 10, 10 }), wireReads, false},
-		{"something queued", idle, with(func(r *reading) { r.idle, r.depth = false, 1 }), wireReads, false},
+		{"something queued", idle, with(func(r *reading) { r.idle = false }), wireReads, false},
 		{"a back-off began", idle, with(func(r *reading) { r.backoffs = 3 }), wireReads, false},
 		// A reading that catches a reconcile running does not settle:
 		// it may be another item's, owing a write (TestJudgeModel).
@@ -246,8 +244,8 @@ func TestRepeats(t *testing.T) {
 		// Under load a reading may catch the poller reconciling: an
 		// anchor that did is an anchor still, once the reconcile it caught
 		// and a whole one after it have ended.
-		{"reconciling at the anchor", &reading{counted: true, gets: 10, dones: 9, inFlight: 1, backoffs: 2}, between, wireReads, true},
-		{"reconciling at the anchor, only that one done since", &reading{counted: true, gets: 12, dones: 11, inFlight: 1, backoffs: 2}, between, wireReads, false},
+		{"reconciling at the anchor", &reading{counted: true, gets: 10, dones: 9, backoffs: 2}, between, wireReads, true},
+		{"reconciling at the anchor, only that one done since", &reading{counted: true, gets: 12, dones: 11, backoffs: 2}, between, wireReads, false},
 		{"no anchor", nil, between, wireReads, false},
 		{"goroutines, not a workqueue", &reading{idle: true}, reading{idle: true}, wireReads, false},
 	} {
