@@ -100,6 +100,12 @@ type (
 	ViewChange = harness.ViewChange
 )
 
+// MetricsAddr is what $METRICS_ADDR holds in a scenario, for a Command
+// that sets a script variable holding a program's flags: spawn, given
+// metrics=$METRICS_ADDR, puts a free port of loopback in its place, and
+// idle then settles the process by its workqueues (harness.MetricsAddr).
+const MetricsAddr = harness.MetricsAddr
+
 // InstanceOf returns the instance of the controller called controller that
 // runs as actor in sc, once it has reconciled there: for a Command that
 // reads a controller's own counters.

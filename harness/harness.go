@@ -200,6 +200,14 @@ const (
 // DefaultWait bounds await and idle.
 const DefaultWait = running.DefaultWait
 
+// MetricsAddr is what $METRICS_ADDR holds in a scenario: spawn, given
+// metrics=$METRICS_ADDR, puts a free port of loopback in its place on its
+// line and in the process's environment, and idle reads the process's
+// workqueues there. A Command that sets a script variable holding a
+// program's flags uses it where the address goes, since a variable's
+// value is not expanded again.
+const MetricsAddr = running.MetricsPlaceholder
+
 // DefaultExploreParallel is how many interleavings of an exploration run
 // at once unless told: four per CPU.
 func DefaultExploreParallel() int { return explore.DefaultParallel() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -147,9 +148,29 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 			out[i].Emit = regression(a, rep, todo[i], out[i])
 		}
 	}
+	sum.Clock, sum.ClockRuns = byClock(append(slices.Clip(bils), ran...))
 	rep.Interleavings = out
 	rep.Auto = sum
 	return rep, nil
+}
+
+// byClock returns the operators that idle settled by a quiet period in
+// any of ils, sorted, and how many of ils it did so in: their verdicts
+// lean on the clock (explore.AutoSummary.Clock).
+func byClock(ils []explore.Interleaving) ([]string, int) {
+	names, runs := map[string]bool{}, 0
+	for _, il := range ils {
+		quiet := false
+		for _, e := range il.Trace {
+			if s := e.Settled; s != nil && s.By == record.SettledByQuiet {
+				names[s.Name], quiet = true, true
+			}
+		}
+		if quiet {
+			runs++
+		}
+	}
+	return slices.Sorted(maps.Keys(names)), runs
 }
 
 // inShard reports whether the run called name belongs to shard i of n,

@@ -132,8 +132,14 @@ func restartTail(ops []Operator, op Operator, resource, watch string) []string {
 	if resource != "" {
 		// The stale view ends, as a lagging API server catches up: what
 		// the operator did against it and undoes once it sees the
-		// present is no finding; what it cannot undo (a delete) is.
-		tail = append(tail, fmt.Sprintf("release %s %s", op.Name, resource))
+		// present is no finding; what it cannot undo (a delete) is. It
+		// catches up one event at a time, the operator settled after
+		// each, so that it reconciles every state in between on every
+		// run: with a release, which delivers them at once, whether a
+		// reconcile read the old cluster with its deletionTimestamp or
+		// the new one was a race of the operator's informer against its
+		// worker (rabbitmq v1.7.0's stale plan of rabbitmqclusters).
+		tail = append(tail, fmt.Sprintf("catch-up %s %s", op.Name, resource))
 		tail = append(tail, settle(ops)...)
 	}
 	return tail

@@ -154,6 +154,10 @@ func (r *Report) Table() string {
 		}
 		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky%s\n",
 			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky, unsettled)
+		if len(a.Clock) > 0 {
+			fmt.Fprintf(&b, "  auto: idle settled %s by a quiet period in %d runs: those verdicts lean on the clock; spawn it with metrics=$METRICS_ADDR (docs/running.md)\n",
+				strings.Join(a.Clock, ", "), a.ClockRuns)
+		}
 	}
 	for _, il := range r.Interleavings {
 		var moment, interferer []string

@@ -126,6 +126,14 @@ type AutoSummary struct {
 	// is not its last word; what it created or deleted, and its failures,
 	// still count.
 	Unsettled int `json:",omitempty"`
+	// Clock names the operators that idle settled by a quiet period in
+	// some run (they offered no workqueue, exit or goroutines to read),
+	// and ClockRuns counts those runs: where a plan waits for such an
+	// operator, how far it got by then is a matter of the machine's
+	// speed, so the verdict may change from run to run. Spawn it with
+	// metrics=$METRICS_ADDR (docs/running.md).
+	Clock     []string `json:",omitempty"`
+	ClockRuns int      `json:",omitempty"`
 }
 
 // InterfererFailed reports whether a hook's action of the run's own

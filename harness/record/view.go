@@ -45,6 +45,9 @@ const (
 	// ViewRelist: each held watch ends with an ERROR event 410 Expired,
 	// what was kept back is dropped, and the actor lists again.
 	ViewRelist ViewKind = "relist"
+	// ViewStep: the oldest event kept back is delivered, and read by the
+	// actor; the rest stay held (catch-up, one event at a time).
+	ViewStep ViewKind = "step"
 	// ViewList: the actor's list of the resource is sent as of At
 	// (resourceVersion=At&resourceVersionMatch=Exact): the API server
 	// answers from etcd's history, or its watch cache's.
@@ -77,6 +80,8 @@ func (v ViewChange) String() string {
 		return fmt.Sprintf("release %s %s%s", v.Actor, v.Resource, in)
 	case ViewRelist:
 		return fmt.Sprintf("release %s %s relist: each held watch ends with 410 Expired, and what it held is dropped", v.Actor, v.Resource)
+	case ViewStep:
+		return fmt.Sprintf("%s is shown the oldest event of %s kept back, and the rest stay held", v.Actor, v.Resource)
 	case ViewList:
 		return fmt.Sprintf("%s's list of %s is sent as of %s (resourceVersionMatch=Exact)", v.Actor, v.Resource, v.At)
 	case ViewWatchList:

@@ -72,7 +72,12 @@ func runIdle(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	w := &settling{sc: sc, quiet: quiet, ignore: ignore}
+	return waitIdle(sc, r, &settling{sc: sc, quiet: quiet, ignore: ignore}, within)
+}
+
+// waitIdle waits until r's last life has settled, as w judges its
+// readings, and notes the evidence in the trace; it fails after within.
+func waitIdle(sc *language.Scenario, r *lifeline, w *settling, within time.Duration) error {
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	defer w.stopTimer()
@@ -222,6 +227,7 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 		if err != nil {
 			return true, nil, err
 		}
+		firstAdd(&rd, shownObjects(sc, l.actor, l.firstSeq))
 		return w.confirm(rd, at, "by its workqueue", note(record.SettledByWorkqueue, common+"its workqueues empty and nothing it took unfinished"))
 	}
 	q, detail := a.quiet, "then no call for its quiet period (ten times the slowest answer, "+minQuiet.String()+" to "+maxQuiet.String()+")"

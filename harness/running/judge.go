@@ -1,6 +1,10 @@
 package running
 
-import "github.com/racekit/racekit/harness/record"
+import (
+	"fmt"
+
+	"github.com/racekit/racekit/harness/record"
+)
 
 // The rules by which idle's readings of a life's signal settle it, apart
 // from how the readings are taken (idle.go, settle.go, metrics.go): pure,
@@ -141,3 +145,19 @@ func wireSince(t record.Trace, ignore map[string]bool, countsWork bool) wireChan
 
 // readVerbs are the verbs that change nothing.
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
+
+// firstAdd keeps a reading of a fresh process's workqueues from showing
+// it idle before its informers have handed it anything: once a list or a
+// watch has shown the life shown objects, a process whose queues have had
+// no item added yet has work on its way (an informer stores what it
+// listed before its handlers add it to a queue, and controller-runtime
+// makes its queue before its caches sync), not none. Without it, idle
+// settled a restarted rabbitmq operator between its list of
+// rabbitmqclusters and its first reconcile. A controller whose
+// predicates drop every object it is shown never adds one, and idle
+// waits for it until its time is up, saying so.
+func firstAdd(rd *reading, shown int) {
+	if rd.idle && rd.counted && rd.adds == 0 && shown > 0 {
+		rd.idle, rd.why = false, fmt.Sprintf("its informers were shown %d objects, and none has reached a workqueue yet (workqueue_adds_total 0)", shown)
+	}
+}

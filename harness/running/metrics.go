@@ -166,7 +166,7 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 		} else {
 			r.backoffs += q.retries
 		}
-		r.gets, r.dones = r.gets+q.gets, r.dones+q.dones
+		r.gets, r.dones, r.adds = r.gets+q.gets, r.dones+q.dones, r.adds+q.adds
 		switch {
 		case q.depth > 0:
 			busy = append(busy, fmt.Sprintf("workqueue %s holds %g", n, q.depth))

@@ -85,6 +85,10 @@ type reading struct {
 	// rule of a reconcile since the anchor reads.
 	counted     bool
 	gets, dones float64
+	// adds counts the items added to the queues since the process began
+	// (workqueue_adds_total): while it is 0, no object the life's
+	// informers were shown has reached a queue yet (firstAdd).
+	adds float64
 }
 
 // goroutineReading reads which goroutines of the process carry label, and
@@ -290,4 +294,21 @@ func caughtUp(sc *language.Scenario, actor string, first int, ignore map[string]
 func revision(rv string) (uint64, bool) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	return n, err == nil && n > 0
+}
+
+// shownObjects counts the objects the lists and watches actor made since
+// call first were answered with (a watch's bookmarks and errors are no
+// objects): what its informers were shown.
+func shownObjects(sc *language.Scenario, actor string, first int) int {
+	n := 0
+	sc.Recorder().Scan(func(x *record.Exchange) {
+		if x.Actor == actor && x.Seq >= first && x.Code == 200 && (x.Verb == "list" || x.Verb == "watch") {
+			for _, o := range x.Shown {
+				if o.Event != "BOOKMARK" && o.Event != "ERROR" {
+					n++
+				}
+			}
+		}
+	})
+	return n
 }

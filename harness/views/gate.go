@@ -3,7 +3,9 @@ package views
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -46,6 +48,15 @@ type gate struct {
 	// hold, which keeps back what changes after.
 	initial bool
 	held    bool
+	// latest is the highest resourceVersion of the events the reader has
+	// read, and reads is signalled after each: a catch-up waits until the
+	// stream has brought every write it steps to.
+	latest uint64
+	reads  chan struct{}
+	// steps are the events a step lets through while the stream is held,
+	// one each, oldest first: each is closed once the actor has read its
+	// event, or the gate has ended.
+	steps []chan struct{}
 	// relist, once set, is the message of the 410 that ends the stream.
 	relist string
 	// ended is the upstream's end, once the reader met it.
@@ -68,7 +79,7 @@ func newGate(ctx context.Context, frames *record.FrameReader, upstream io.ReadCl
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(ctx)
 	return &gate{frames: frames, upstream: upstream, pr: pr, pw: pw, contentType: contentType, ctx: ctx, cancel: cancel,
-		initial: initial, wake: make(chan struct{}, 1), onError: func(record.WatchFrame) {}, onBroken: func(error) {}, onEnd: func() {}, onRead: func() {}}
+		initial: initial, wake: make(chan struct{}, 1), reads: make(chan struct{}, 1), onError: func(record.WatchFrame) {}, onBroken: func(error) {}, onEnd: func() {}, onRead: func() {}}
 }
 
 // start sets the gate's goroutines going.
@@ -117,6 +128,44 @@ func (g *gate) release() {
 	g.signal()
 }
 
+// step lets the oldest event the gate keeps back through, and keeps the
+// rest held: it returns a channel closed once the actor has read that
+// event (or the gate ended), and false when nothing is kept back that a
+// step has not let through already, or when that event's resourceVersion
+// is past upTo (0: no bound).
+func (g *gate) step(upTo uint64) (<-chan struct{}, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.held || g.relist != "" || len(g.queue) <= len(g.steps) {
+		return nil, false
+	}
+	if rv, err := strconv.ParseUint(g.queue[len(g.steps)].frame.RV, 10, 64); upTo > 0 && err == nil && rv > upTo {
+		return nil, false
+	}
+	done := make(chan struct{})
+	g.steps = append(g.steps, done)
+	g.signal()
+	return done, true
+}
+
+// reached waits until the reader has read an event of resourceVersion
+// rv or later, the stream has ended, or ctx ends.
+func (g *gate) reached(ctx context.Context, rv uint64) error {
+	for {
+		g.mu.Lock()
+		latest, ended := g.latest, g.ended
+		g.mu.Unlock()
+		if latest >= rv || ended != nil {
+			return nil
+		}
+		select {
+		case <-g.reads:
+		case <-ctx.Done():
+			return fmt.Errorf("its watch brought events up to resourceVersion %d, not %d: %w", latest, rv, ctx.Err())
+		}
+	}
+}
+
 // expire drops what the gate kept back and ends the stream with an ERROR
 // event 410 Expired carrying message, as kube-apiserver ends a watch whose
 // resourceVersion is compacted.
@@ -147,6 +196,13 @@ func (g *gate) read() {
 			g.initial = false
 		}
 		g.queue = append(g.queue, queued{frame: f, initial: initial})
+		if rv, err := strconv.ParseUint(f.RV, 10, 64); err == nil && rv > g.latest {
+			g.latest = rv
+		}
+		select {
+		case g.reads <- struct{}{}:
+		default:
+		}
 		if !g.held || initial {
 			g.signal()
 		}
@@ -164,10 +220,16 @@ func (g *gate) read() {
 func (g *gate) write() {
 	defer g.onEnd()
 	defer g.upstream.Close()
+	defer g.endSteps()
 	for {
-		frame, last, err := g.next()
+		frame, stepped, last, err := g.next()
 		if frame != nil {
-			if _, werr := g.pw.Write(frame); werr != nil {
+			// A pipe's Write returns once the actor has read it all.
+			_, werr := g.pw.Write(frame)
+			if stepped != nil {
+				close(stepped)
+			}
+			if werr != nil {
 				return // the actor closed the stream
 			}
 		}
@@ -188,13 +250,25 @@ func (g *gate) write() {
 	}
 }
 
+// endSteps closes the channels of the steps whose events the actor will
+// not read now: the gate has ended.
+func (g *gate) endSteps() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.steps {
+		close(c)
+	}
+	g.steps = nil
+}
+
 // next returns what the writer writes next, if anything (frame nil: wait
-// for a signal), and whether the stream ends after it (last), with the
-// error to end it with: the 410 of a relist, which drops the queue; the
-// next event, if the stream is not held or the event is one of a
-// watch-list's initial events; the stream's own end once the queue is
-// empty.
-func (g *gate) next() (frame []byte, last bool, err error) {
+// for a signal), the channel of the step that let it through while held
+// (to close once the actor has read it), and whether the stream ends after
+// it (last), with the error to end it with: the 410 of a relist, which
+// drops the queue; the next event, if the stream is not held, the event is
+// one of a watch-list's initial events, or a step let it through; the
+// stream's own end once the queue is empty.
+func (g *gate) next() (frame []byte, stepped chan struct{}, last bool, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// What a signal announced, the state below shows now: the writer
@@ -207,16 +281,19 @@ func (g *gate) next() (frame []byte, last bool, err error) {
 	case g.relist != "":
 		g.queue = nil
 		frame, err := record.ExpiredFrame(g.contentType, g.relist)
-		return frame, true, err
-	case len(g.queue) > 0 && (!g.held || g.queue[0].initial):
+		return frame, nil, true, err
+	case len(g.queue) > 0 && (!g.held || g.queue[0].initial || len(g.steps) > 0):
 		q := g.queue[0]
 		g.queue = g.queue[1:]
-		return q.frame.Bytes, false, nil
+		if !q.initial && len(g.steps) > 0 {
+			stepped, g.steps = g.steps[0], g.steps[1:]
+		}
+		return q.frame.Bytes, stepped, false, nil
 	case len(g.queue) == 0 && g.ended != nil:
 		if errors.Is(g.ended, io.EOF) {
-			return nil, true, nil
+			return nil, nil, true, nil
 		}
-		return nil, true, g.ended
+		return nil, nil, true, g.ended
 	}
-	return nil, false, nil
+	return nil, nil, false, nil
 }

@@ -168,10 +168,12 @@ func TestGateNext(t *testing.T) {
 		}
 		return out
 	}
+	step := func() []chan struct{} { return []chan struct{}{make(chan struct{})} }
 	for _, tc := range []struct {
 		name    string
 		g       *gate
 		want    []byte
+		stepped bool
 		last    bool
 		expired bool
 	}{
@@ -179,6 +181,10 @@ func TestGateNext(t *testing.T) {
 		{name: "an event", g: &gate{queue: q(false, a, b)}, want: a},
 		{name: "held", g: &gate{queue: q(false, a, b), held: true}},
 		{name: "held, an initial event", g: &gate{queue: q(true, a), held: true}, want: a},
+		{name: "held, a step", g: &gate{queue: q(false, a, b), held: true, steps: step()}, want: a, stepped: true},
+		{name: "held, an initial event, a step waits for the next", g: &gate{queue: q(true, a), held: true, steps: step()}, want: a},
+		{name: "released with a step not taken yet", g: &gate{queue: q(false, a, b), steps: step()}, want: a, stepped: true},
+		{name: "relist, a step", g: &gate{queue: q(false, a, b), held: true, steps: step(), relist: "too old", contentType: "application/json"}, last: true, expired: true},
 		{name: "ended, an event left", g: &gate{queue: q(false, a), ended: io.EOF}, want: a},
 		{name: "ended, held, an event left", g: &gate{queue: q(false, a), ended: io.EOF, held: true}},
 		{name: "ended", g: &gate{ended: io.EOF}, last: true},
@@ -187,15 +193,51 @@ func TestGateNext(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.g.wake = make(chan struct{}, 1)
 			tc.g.wake <- struct{}{} // woken, whatever for
-			frame, last, err := tc.g.next()
+			frame, stepped, last, err := tc.g.next()
 			assert.NilError(t, err)
 			assert.Equal(t, last, tc.last)
+			assert.Equal(t, stepped != nil, tc.stepped, "the step that let the event through")
 			if tc.expired {
 				assert.Assert(t, bytes.Contains(frame, []byte(`"reason":"Expired"`)), "%s", frame)
 				assert.Equal(t, len(tc.g.queue), 0, "a relist drops what was held")
 				return
 			}
 			assert.DeepEqual(t, frame, tc.want)
+		})
+	}
+}
+
+// TestGateSteps checks a step through a hold: each lets the oldest event
+// kept back through, and its channel closes once the client has read it;
+// the rest stay held; a step with nothing kept back is refused; a release
+// lets the rest through, and a step taken before it still closes.
+func TestGateSteps(t *testing.T) {
+	for _, mt := range watchTypes {
+		t.Run(mt, func(t *testing.T) {
+			r := newRig(t, mt, false)
+			_, ok := r.g.step(0)
+			assert.Assert(t, !ok, "a step through a gate that is not held")
+			r.g.hold()
+			_, ok = r.g.step(0)
+			assert.Assert(t, !ok, "a step with nothing kept back")
+			r.send(event(t, mt, watch.Modified, "2", false), event(t, mt, watch.Modified, "3", false), event(t, mt, watch.Deleted, "4", false))
+			for _, rv := range []string{"2", "3"} {
+				done, ok := r.g.step(0)
+				assert.Assert(t, ok)
+				assert.Equal(t, rvOf(t, r.next()), rv)
+				<-done // closed once the client read it; a hang is the failure
+				assert.Equal(t, len(r.got), 0, "a step let more than one event through")
+			}
+			assert.Equal(t, r.queued(), 1, "the last event must stay held")
+			done, ok := r.g.step(0)
+			assert.Assert(t, ok)
+			_, ok = r.g.step(0)
+			assert.Assert(t, !ok, "a second step for the one event left")
+			r.g.release()
+			assert.Equal(t, rvOf(t, r.next()), "4")
+			<-done
+			r.send(event(t, mt, watch.Added, "5", false))
+			assert.Equal(t, rvOf(t, r.next()), "5")
 		})
 	}
 }

@@ -35,19 +35,22 @@ type Release struct {
 	operators.Operator
 	// Command is the name of its link on PATH, such as rabbitmq-v1.6.0.
 	Command string
-	// Metrics is the flag that turns its metrics listener off: without it
-	// the operator binds :9782, which scenarios running side by side
-	// would fight over. v1.8.3 renamed the flag.
-	Metrics string
+	// MetricsFlag is the flag that says where it serves its metrics:
+	// scenarios give it $METRICS_ADDR, a free port of loopback that spawn
+	// chooses, so that idle settles the operator by its workqueues (not
+	// by a quiet period, a matter of the clock), and scenarios running
+	// side by side do not fight over its default, :9782. v1.8.3 renamed
+	// the flag.
+	MetricsFlag string
 }
 
 // The releases the scenarios race: v1.6.0 has all three bugs, v1.7.0
 // fixes #648, v1.10.0 is the first release the module proxy serves that
 // fixes #782, and no release fixes #758.
 var (
-	V160  = Release{operators.RabbitMQ160, "rabbitmq-v1.6.0", "--metrics-addr=0"}
-	V170  = Release{operators.RabbitMQ170, "rabbitmq-v1.7.0", "--metrics-addr=0"}
-	V1100 = Release{operators.RabbitMQ1100, "rabbitmq-v1.10.0", "--metrics-bind-address=0"}
+	V160  = Release{operators.RabbitMQ160, "rabbitmq-v1.6.0", "--metrics-addr"}
+	V170  = Release{operators.RabbitMQ170, "rabbitmq-v1.7.0", "--metrics-addr"}
+	V1100 = Release{operators.RabbitMQ1100, "rabbitmq-v1.10.0", "--metrics-bind-address"}
 )
 
 // Releases lists them, oldest first.
@@ -113,10 +116,10 @@ func Setup(dir string, r Release) (racekit.Setup, error) {
 func releaseCommand(r Release) *racekit.Command {
 	return &racekit.Command{
 		Name: "release-under-test", Group: "setup", MinArgs: 0, MaxArgs: 0,
-		Summary: "set $OPERATOR to the command of the rabbitmq cluster-operator release the test runs this scenario against (" + r.Command + " here) and $METRICS to its flag that turns the metrics listener off (" + r.Metrics + "): for a regression form, which one file runs against every release",
+		Summary: "set $OPERATOR to the command of the rabbitmq cluster-operator release the test runs this scenario against (" + r.Command + " here) and $METRICS to its flag that serves the metrics at $METRICS_ADDR (" + r.MetricsFlag + "=$METRICS_ADDR), which needs metrics=$METRICS_ADDR on the spawn line: for a regression form, which one file runs against every release",
 		Run: func(sc *racekit.Scenario, inv racekit.Invocation) error {
 			inv.Setenv("OPERATOR", r.Command)
-			inv.Setenv("METRICS", r.Metrics)
+			inv.Setenv("METRICS", r.MetricsFlag+"="+racekit.MetricsAddr)
 			return nil
 		},
 	}
