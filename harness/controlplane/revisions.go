@@ -30,10 +30,21 @@ import (
 // past (hold ... at=) reads what etcd held then, however long the process
 // has run. RevisionHolds keep one scenario's compaction from taking the
 // past another still reads.
+//
+// Services get their cluster IPs from 10.0.0.0/16, not envtest's
+// 10.0.0.0/24: without the namespace controller, a scenario's Services
+// outlive its namespace, and 254 addresses ran out within one test
+// process (two rounds of explore auto's rabbitmq test, about 320 runs,
+// each a Service r: "failed to allocate a serviceIP ...: range is full",
+// and the operator never made its StatefulSet).
 func configureAPIServer(s *envtest.APIServer) {
 	s.Configure().Set("watch-cache-sizes", "deployments.apps#0")
 	s.Configure().Set("etcd-compaction-interval", "0")
+	s.Configure().Set("service-cluster-ip-range", serviceRange)
 }
+
+// serviceRange is the control plane's range of Service cluster IPs.
+const serviceRange = "10.0.0.0/16"
 
 // holdTimeout bounds how long a reader waits for a compaction to end, and
 // a compaction for the readers that hold old revisions. Scenarios take
