@@ -18,7 +18,7 @@ import (
 var catchUpCommands = []*language.Command{{
 	Name: "catch-up", Args: "NAME RESOURCE [within=DURATION]", Group: "run", MinArgs: 2, MaxArgs: 3,
 	Summary: "end the hold of NAME's RESOURCE one event at a time, NAME settled (idle) after each, then release it",
-	Detail: "end the hold of NAME's view of RESOURCE at the wire one event at a time: show NAME the oldest event the hold keeps back, wait until NAME has read it and then until it is idle (on the evidence idle takes), and again, for as many events as the hold kept back when catch-up began; then release the hold, which delivers what NAME's own writes added meanwhile and lets what follows pass. " +
+	Detail: "end the hold of NAME's view of RESOURCE at the wire one event at a time: show NAME the oldest event the hold keeps back, wait until NAME has read it and then until it is idle (on the evidence idle takes), and again, up to the last write to RESOURCE in NAME's watch's scope that the trace held when catch-up began (none, if nothing was written since the watch's resourceVersion); then release the hold, which delivers what NAME's own writes added meanwhile and lets what follows pass. " +
 		"Every state in between is reconciled, in order, on every run, where release delivers them at once and which state a reconcile reads is a race of the controller's own (its informer against its worker); the trace shows each event shown and each settling. " +
 		"Fails when RESOURCE is not held for NAME, when a wait fails (after DURATION, default " + DefaultWait.String() + ", for each), and as release fails",
 	Run: runCatchUp,
