@@ -173,5 +173,12 @@ func (e *Env) Play(name string) (Result, error) {
 }
 
 // Timeline renders the trace of r's run as racekit run and
-// -racekit.timeline print it: one numbered row per call, for people.
+// -racekit.timeline print it: one numbered row per call, for people, with
+// the lists, watches and discovery reads of an actor whose reads span more
+// than 20 resources (kube-controller-manager's informers) folded into one
+// line.
 func (r Result) Timeline() string { return harness.Timeline(r.Trace.Rows(), false) }
+
+// TimelineUnfolded renders the trace of r's run as Timeline does, with
+// every call on a line of its own, as racekit run --unfold prints it.
+func (r Result) TimelineUnfolded() string { return harness.TimelineUnfolded(r.Trace.Rows(), false) }

@@ -113,11 +113,19 @@ func CheckScript(file string) error { return language.CheckScript(file) }
 // ScenarioName is the name testscript gives a file.
 func ScenarioName(file string) string { return language.ScenarioName(file) }
 
-// Timeline renders rows as a numbered table for people.
+// Timeline renders rows as a numbered table for people, an actor's many
+// background reads (kube-controller-manager's informers) folded into a line.
 func Timeline(rows []Row, color bool) string { return record.Timeline(rows, color) }
 
-// Mermaid renders rows as a Mermaid sequence diagram.
+// TimelineUnfolded renders rows as Timeline does, with no row folded.
+func TimelineUnfolded(rows []Row, color bool) string { return record.TimelineUnfolded(rows, color) }
+
+// Mermaid renders rows as a Mermaid sequence diagram, background reads
+// folded as in Timeline.
 func Mermaid(rows []Row) string { return record.Mermaid(rows) }
+
+// MermaidUnfolded renders rows as Mermaid does, with no row folded.
+func MermaidUnfolded(rows []Row) string { return record.MermaidUnfolded(rows) }
 
 // JSON renders rows as an indented JSON array, for tools.
 func JSON(rows []Row) (string, error) { return record.JSON(rows) }

@@ -28,12 +28,16 @@ import (
 	"github.com/racekit/racekit/scenarios"
 )
 
-const runUsage = "usage: racekit run [-v] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--wait D] [--kubernetes VERSION] [--list] [--list-bugs] [FILE.txtar ...]\n"
+const runUsage = "usage: racekit run [-v] [--unfold] [--trace text|mermaid|json] [--bug NAME] [--crds PATH]... [--wait D] [--kubernetes VERSION] [--list] [--list-bugs] [FILE.txtar ...]\n"
 
 const runHelp = runUsage + `
 Runs race scenarios on a control plane of its own and prints a line per
 scenario, PASS or FAIL. With -v, or when a scenario fails, it prints the
-scenario's timeline. With no FILE it runs the flagship scenario, built into
+scenario's timeline. An actor whose lists and watches span more than 20
+resources (kube-controller-manager's informers) has them and its discovery
+folded into one line of the timeline and of --trace mermaid, where the
+first was; --unfold shows each (the trace holds them all: --trace json
+has every row). With no FILE it runs the flagship scenario, built into
 racekit. --bug runs the scenarios against a teaching variant of the
 controller that breaks one rule (--list-bugs lists them); a good scenario
 then fails.
@@ -94,6 +98,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("run", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	verbose := fl.Bool("v", false, "print every scenario's timeline")
+	unfold := fl.Bool("unfold", false, "fold no row of the timeline or the diagram: an actor's many lists, watches and discovery reads too")
 	format := fl.String("trace", "text", "trace format: text, mermaid or json")
 	list := fl.Bool("list", false, "list the scenarios with their lessons, and run nothing")
 	bug := fl.String("bug", "", "run against the named teaching variant of the controller")
@@ -201,13 +206,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(human, indent(strings.TrimRight(r.Log, "\n")))
 		}
 		if *verbose || !r.Passed {
-			fmt.Fprint(human, harness.Timeline(r.Trace.Rows(), color))
+			if *unfold {
+				fmt.Fprint(human, harness.TimelineUnfolded(r.Trace.Rows(), color))
+			} else {
+				fmt.Fprint(human, harness.Timeline(r.Trace.Rows(), color))
+			}
 		}
 	}
 	if *format == "text" {
 		return code
 	}
-	doc, err := document(*format, results)
+	doc, err := document(*format, results, *unfold)
 	if err == nil {
 		_, err = io.WriteString(stdout, doc)
 	}
@@ -220,13 +229,16 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 
 // document renders results as --trace json or mermaid writes them on
 // standard output: one JSON array, or the diagram of the one scenario.
-func document(format string, results []harness.Result) (string, error) {
+func document(format string, results []harness.Result, unfold bool) (string, error) {
 	if format == "json" {
 		return traceJSON(results)
 	}
 	var rows []harness.Row
 	if len(results) > 0 {
 		rows = results[0].Trace.Rows()
+	}
+	if unfold {
+		return harness.MermaidUnfolded(rows), nil
 	}
 	return harness.Mermaid(rows), nil
 }

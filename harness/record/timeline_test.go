@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gotest.tools/v3/assert"
 
+	"github.com/racekit/racekit/hooks"
 	"github.com/racekit/racekit/internal/mermaid"
 )
 
@@ -113,4 +115,66 @@ func TestMermaidCheckCanFail(t *testing.T) {
 	out, err := mermaid.Check("../..", f)
 	assert.Assert(t, err != nil, "a broken diagram parsed:\n%s", out)
 	assert.Assert(t, strings.Contains(out, "Parse error"), "%s", out)
+}
+
+// TestTimelineFolds checks the fold of background reads: an actor whose
+// lists and watches span more than FoldAt resources has them and its
+// discovery folded into one line where the first was, except the reads of
+// a resource whose view the scenario changed; its other calls, a refused
+// list, and an actor under the limit stay row by row; TimelineUnfolded
+// shows each.
+func TestTimelineFolds(t *testing.T) {
+	list := func(seq int, actor, res string, code int) Entry {
+		e := exchange(seq, actor, "list", res, "", "", code, "", "5")
+		return e
+	}
+	cases := []struct {
+		name      string
+		resources int
+		want      []string
+		wantNot   []string
+	}{
+		// secrets is one more resource.
+		{"at the limit", FoldAt - 1, []string{"kcm list r19", "kcm get /apis"}, []string{"folded"}},
+		{"over the limit", FoldAt, []string{
+			"⤷ kcm's background reads folded, here and after: 20 lists and 19 watches of 20 resources, 1 discovery reads",
+			"kcm create configmaps/c", // not a read
+			"kcm list secrets",        // the view changed: kept
+			"kcm list pods",           // refused: stands out
+			"op list r1",              // another actor, under the limit
+		}, []string{"kcm list r1 ", "kcm watch r2", "kcm get /apis"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tr := Trace{{Exchange: &Exchange{Seq: 1, Call: hooks.Call{Actor: "kcm", Verb: "get", Path: "/apis"}, Code: 200}}}
+			seq := 2
+			for i := 1; i <= c.resources; i++ {
+				res := "r" + strconv.Itoa(i)
+				tr = append(tr, list(seq, "kcm", res, 200))
+				if i > 1 {
+					tr = append(tr, exchange(seq+1, "kcm", "watch", res, "", "", 200, "", "5"))
+				}
+				seq += 2
+			}
+			tr = append(tr, Entry{View: &ViewChange{Change: ViewHold, Actor: "kcm", Resource: "secrets"}},
+				list(seq, "kcm", "secrets", 200), list(seq+1, "kcm", "pods", 403),
+				exchange(seq+2, "kcm", "create", "configmaps", "c", "", 201, "Created", "6"),
+				list(seq+3, "op", "r1", 200))
+			// Columns are padded: compared with single spaces.
+			got := strings.Join(strings.Fields(strings.ReplaceAll(Timeline(tr.Rows(), false), "\n", " ¶ ")), " ")
+			for _, w := range c.want {
+				assert.Assert(t, strings.Contains(got, w), "want %q in:\n%s", w, got)
+			}
+			for _, w := range c.wantNot {
+				assert.Assert(t, !strings.Contains(got, w), "want no %q in:\n%s", w, got)
+			}
+			m, mAll := Mermaid(tr.Rows()), MermaidUnfolded(tr.Rows())
+			assert.Equal(t, strings.Contains(m, "Note over kcm: kcm's background reads folded"), c.resources >= FoldAt, "%s", m)
+			assert.Equal(t, strings.Count(m, "kcm->>") < strings.Count(mAll, "kcm->>"), c.resources >= FoldAt, "%s", m)
+			assert.Assert(t, strings.Contains(m, "kcm->>kube_apiserver: 44. create configmaps/c") || c.resources < FoldAt, "%s", m)
+			all := TimelineUnfolded(tr.Rows(), false)
+			assert.Assert(t, !strings.Contains(all, "folded"), "%s", all)
+			assert.Equal(t, strings.Count(all, "\n"), len(tr)+1, "every entry on a line and the header")
+		})
+	}
 }
