@@ -203,6 +203,19 @@ func (cp *ControlPlane) InstallCRDs(ctx context.Context, crds []CRD) (err error)
 	return nil
 }
 
+// InstalledCRDs returns the names (PLURAL.GROUP) of the CRDs this
+// control plane installed (WithCRDs, InstallCRDs): the test process's
+// own, as opposed to any other a client made on the API server.
+func (cp *ControlPlane) InstalledCRDs() map[string]bool {
+	cp.crdMu.Lock()
+	defer cp.crdMu.Unlock()
+	out := make(map[string]bool, len(cp.crds))
+	for n := range cp.crds {
+		out[n] = true
+	}
+	return out
+}
+
 // equalCRDSpec reports whether two CRDs define the same resource.
 func equalCRDSpec(a, b *apiextensionsv1.CustomResourceDefinition) bool {
 	ja, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&a.Spec)

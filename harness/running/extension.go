@@ -22,10 +22,13 @@ type state struct {
 	proxy    *proxy.Server
 	proxied  map[string]bool
 	proxyLog *tail.Tail
+	// discovery are the actors whose discovery is kept to the
+	// scenario's CRDs (discovery.go).
+	discovery map[string]bool
 }
 
 var stateKey = language.NewKey("running", func(*language.Scenario) *state {
-	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10)}
+	return &state{lifelines: map[string]*lifeline{}, proxied: map[string]bool{}, proxyLog: tail.New(16 << 10), discovery: map[string]bool{}}
 })
 
 // stateOf returns the running extension's state in sc.

@@ -22,7 +22,7 @@ var kcmCommands = []*language.Command{
 		Summary: "spawn kube-controller-manager as the actor ACTOR (default kcm) through the racing proxy, running the controllers named",
 		Detail: "spawn kube-controller-manager (make controller-manager builds it) as the actor ACTOR (default " + KCMActor + ") through the racing proxy, running the controllers named (default " + DefaultKCMControllers + ": the garbage collector and the StatefulSet controller; kube-controller-manager --help lists the others), " +
 			"with --leader-elect=false and --secure-port=0; it returns once kube-controller-manager has made its first call, and fails with the tail of its log when it exits first; " +
-			"its lists and watches of every namespace are kept to the scenario's, and of nodes to the scenario's nodes; pods stay Pending unless the scenario runs scheduler and node NAME, and node-lifecycle-controller among the controllers, which takes a Ready node's not-ready taint off (it gets grace periods of an hour, since the nodes' leases, in kube-node-lease, are outside its view: it never judges a node by them); halt, crash and restart take ACTOR as its name",
+			"its lists and watches of every namespace are kept to the scenario's, and of nodes to the scenario's nodes, and its discovery to the built-in API groups and the scenario's CRDs (the test process's, and those the scenario created), so that it caches no other package's custom resources; pods stay Pending unless the scenario runs scheduler and node NAME, and node-lifecycle-controller among the controllers, which takes a Ready node's not-ready taint off (it gets grace periods of an hour, since the nodes' leases, in kube-node-lease, are outside its view: it never judges a node by them); halt, crash and restart take ACTOR as its name",
 		Run: runControllerManager,
 	},
 }
@@ -93,6 +93,7 @@ func runControllerManager(sc *language.Scenario, inv language.Invocation) error 
 		// node its kubelet reports Ready.
 		"--node-monitor-grace-period=1h", "--node-startup-grace-period=1h",
 	}
+	keepDiscovery(sc, actor)
 	if err := runSpawn(sc, language.Invocation{Args: spawn, Pos: inv.Pos}); err != nil {
 		return fmt.Errorf("spawn kube-controller-manager: %w", err)
 	}

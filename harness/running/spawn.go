@@ -310,7 +310,7 @@ func Proxy(sc *language.Scenario) (*proxy.Server, error) {
 			if err != nil {
 				return nil, err
 			}
-			return ownNodes(sc, livesOf(sc, actor, rewindable{rt})), nil
+			return ownDiscovery(sc, actor, ownNodes(sc, livesOf(sc, actor, rewindable{rt})))
 		},
 		Unauthenticated: sc.Recorder().Wrap(AnonymousActor)(proxy.Refuse),
 		Log:             st.proxyLog,
