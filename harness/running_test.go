@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -103,6 +105,27 @@ func runChild() bool {
 	case "quits":
 		fmt.Println("no kubeconfig I like")
 		os.Exit(3)
+	case "metrics-cut":
+		// Its metrics endpoint cuts its first answer off in the middle, as
+		// a process being killed does, and it exits on its own after it:
+		// idle must read what the process did next, not fail on the cut.
+		ln, err := net.Listen("tcp", os.Getenv("METRICS"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("serving cut metrics on", ln.Addr())
+		c, err := ln.Accept()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		// The answer's head, and the body cut off in the middle.
+		_, _ = io.ReadAll(io.LimitReader(c, 1))
+		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 4096\r\n\r\n# HELP workqueue_depth Current depth of workqueue\nworkqueue_depth{name=\"x\"")
+		_ = c.Close()
+		fmt.Println("cut one metrics answer off; exiting")
+		os.Exit(0)
 	case "deaf":
 		// It ignores SIGTERM, then says so on the wire with one call,
 		// which the scenario awaits before it halts it.

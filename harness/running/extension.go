@@ -43,7 +43,7 @@ func stateOf(sc *language.Scenario) *state { return stateKey.Of(sc) }
 // holds what runs as NAME: ActorOf).
 func Extension() *language.Extension {
 	var cmds []*language.Command
-	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, catchUpCommands, crashCommands, restartCommands, kcmCommands, podCommands, readyCommands} {
+	for _, cs := range [][]*language.Command{runCommands, spawnCommands, waitCommands, idleCommands, catchUpCommands, crashCommands, restartCommands, kcmCommands, podCommands, readyCommands, finalizedCommands} {
 		cmds = append(cmds, cs...)
 	}
 	return &language.Extension{

@@ -98,7 +98,11 @@ func metricsReading(ctx context.Context, url string) (reading, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return reading{}, fmt.Errorf("read the metrics at %s: %w", url, err)
+		// As a process killed (crash, at a moment a hook chose) or
+		// ending on its own in the middle of its answer cuts it off: not
+		// idle, and the next look reads what it did next. Metrics that
+		// stay unreadable fail idle when its time runs out, saying so.
+		return reading{why: fmt.Sprintf("its metrics at %s could not be read: %v", url, err)}, nil
 	}
 	return judgeMetrics(fams, url), nil
 }
