@@ -14,13 +14,17 @@
 package rabbitmq
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -108,7 +112,7 @@ func Setup(dir string, r Release) (racekit.Setup, error) {
 	if err != nil {
 		return racekit.Setup{}, err
 	}
-	return racekit.Setup{Dir: dir, CRDs: []string{crds}, Commands: []*racekit.Command{releaseCommand(r), storageClassCommand()}}, nil
+	return racekit.Setup{Dir: dir, CRDs: []string{crds}, Commands: []*racekit.Command{releaseCommand(r), storageClassCommand(), volumeCommand()}}, nil
 }
 
 // releaseCommand sets the script variables a regression form spawns the
@@ -169,4 +173,51 @@ func createStorageClass(sc *racekit.Scenario, name string) error {
 		return fmt.Errorf("create storageclasses/%s: %w", name, err)
 	}
 	return nil
+}
+
+// volumeCommand makes a PersistentVolume for one PVC of the scenario, for
+// kube-controller-manager's PV controller (persistentvolume-binder) to
+// bind, as a cluster's provisioner would have made it: with pods that run,
+// the scheduler binds no pod whose PVC is unbound. The PV is pre-bound to
+// the PVC by name (claimRef), so that no other scenario's PVC of the same
+// class takes it; cluster-scoped, it is made by the harness, unrecorded, as
+// the StorageClass is, and deleted when the scenario ends. It must exist
+// before the PVC does: the PV controller looks for a volume when the
+// claim comes, and again only at its resync, 15 s later.
+func volumeCommand() *racekit.Command {
+	return &racekit.Command{
+		Name: "volume", Args: "PVC SIZE CLASS", Group: "setup", MinArgs: 3, MaxArgs: 3,
+		Summary: "make a hostPath PersistentVolume of SIZE and StorageClass CLASS pre-bound to the scenario's PVC named PVC, for controller-manager's persistentvolume-binder to bind when the PVC comes: unrecorded, cluster-scoped, deleted when the scenario ends",
+		Run: func(sc *racekit.Scenario, inv racekit.Invocation) error {
+			pvc, class := inv.Args[0], inv.Args[2]
+			size, err := resource.ParseQuantity(inv.Args[1])
+			if err != nil {
+				return racekit.UsageError("bad SIZE %q: want a quantity such as 10Gi", inv.Args[1])
+			}
+			kube, err := kubernetes.NewForConfig(sc.ControlPlane().Admin())
+			if err != nil {
+				return fmt.Errorf("client for the PersistentVolume: %w", err)
+			}
+			name := sc.Namespace + "-" + pvc
+			pv := &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: corev1.PersistentVolumeSpec{
+					Capacity:               corev1.ResourceList{corev1.ResourceStorage: size},
+					AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName:       class,
+					PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/racekit/" + name}},
+					ClaimRef:               &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: sc.Namespace, Name: pvc},
+				},
+			}
+			if _, err := kube.CoreV1().PersistentVolumes().Create(sc.Context(), pv, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create persistentvolumes/%s: %w", name, err)
+			}
+			sc.Defer(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = kube.CoreV1().PersistentVolumes().Delete(ctx, name, metav1.DeleteOptions{})
+			})
+			return nil
+		},
+	}
 }
