@@ -12,8 +12,7 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
@@ -62,7 +61,7 @@ func ownDiscovery(sc *language.Scenario, actor string, next http.RoundTripper) (
 	if !keptDiscovery(sc, actor) {
 		return next, nil
 	}
-	client, err := dynamic.NewForConfig(sc.ControlPlane().Admin())
+	client, err := metadata.NewForConfig(sc.ControlPlane().Admin())
 	if err != nil {
 		return nil, fmt.Errorf("the discovery of %s: %w", actor, err)
 	}
@@ -79,8 +78,12 @@ type hiddenCRDs struct {
 }
 
 // otherCRDs returns the CRDs on the API server that are not sc's: neither
-// installed by the test process nor created in sc's trace.
-func otherCRDs(ctx context.Context, client dynamic.Interface, sc *language.Scenario) (hiddenCRDs, error) {
+// installed by the test process nor created in sc's trace. It reads their
+// names alone (a CRD is named PLURAL.GROUP), with a metadata list: a
+// CRD's schema can be a megabyte, and every discovery read of
+// kube-controller-manager's (about twenty a round, a round at its start
+// and every 30 s) asks for this list again.
+func otherCRDs(ctx context.Context, client metadata.Interface, sc *language.Scenario) (hiddenCRDs, error) {
 	list, err := client.Resource(apiextensionsv1.SchemeGroupVersion.WithResource("customresourcedefinitions")).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return hiddenCRDs{}, fmt.Errorf("list the CRDs: %w", err)
@@ -91,30 +94,30 @@ func otherCRDs(ctx context.Context, client dynamic.Interface, sc *language.Scena
 			own[x.Name] = true
 		}
 	})
-	var crds []apiextensionsv1.CustomResourceDefinition
-	for _, u := range list.Items {
-		var crd apiextensionsv1.CustomResourceDefinition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
-			return hiddenCRDs{}, fmt.Errorf("CRD %s: %w", u.GetName(), err)
-		}
-		crds = append(crds, crd)
+	names := make([]string, 0, len(list.Items))
+	for _, m := range list.Items {
+		names = append(names, m.Name)
 	}
-	return hide(crds, own), nil
+	return hide(names, own), nil
 }
 
-// hide returns which of crds a view leaves out, given the names of the
-// scenario's own: every other one, and each group none of whose CRDs is
-// the scenario's.
-func hide(crds []apiextensionsv1.CustomResourceDefinition, own map[string]bool) hiddenCRDs {
+// hide returns which of the CRDs named names (PLURAL.GROUP) a view leaves
+// out, given the names of the scenario's own: every other one, and each
+// group none of whose CRDs is the scenario's.
+func hide(names []string, own map[string]bool) hiddenCRDs {
 	h := hiddenCRDs{resources: map[[2]string]bool{}, groups: map[string]bool{}}
 	shown := map[string]bool{}
-	for _, c := range crds {
-		if own[c.Name] {
-			shown[c.Spec.Group] = true
+	for _, n := range names {
+		plural, group, ok := strings.Cut(n, ".")
+		if !ok {
+			continue // the API server names every CRD PLURAL.GROUP
+		}
+		if own[n] {
+			shown[group] = true
 			continue
 		}
-		h.resources[[2]string{c.Spec.Group, c.Spec.Names.Plural}] = true
-		h.groups[c.Spec.Group] = true
+		h.resources[[2]string{group, plural}] = true
+		h.groups[group] = true
 	}
 	for g := range shown {
 		delete(h.groups, g)

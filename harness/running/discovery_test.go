@@ -132,12 +132,8 @@ func established(t *testing.T, w watch.Interface) {
 // and /apis/GROUP/VERSION with its subresources; the scenario's own and
 // the built-in groups stay; what is not the legacy form goes as it came.
 func TestDiscoveryKeep(t *testing.T) {
-	crds := []apiextensionsv1.CustomResourceDefinition{
-		*testCRD("strangers", "elsewhere.dev", "Stranger"),
-		*testCRD("mine", "shared.dev", "Mine"),
-		*testCRD("theirs", "shared.dev", "Theirs"),
-	}
-	hidden := hide(crds, map[string]bool{"mine.shared.dev": true})
+	names := []string{"strangers.elsewhere.dev", "mine.shared.dev", "theirs.shared.dev"}
+	hidden := hide(names, map[string]bool{"mine.shared.dev": true})
 	groups := `{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apps","versions":[{"groupVersion":"apps/v1","version":"v1"}],"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}},{"name":"elsewhere.dev","versions":[{"groupVersion":"elsewhere.dev/v1","version":"v1"}],"preferredVersion":{"groupVersion":"elsewhere.dev/v1","version":"v1"}},{"name":"shared.dev","versions":[{"groupVersion":"shared.dev/v1","version":"v1"}],"preferredVersion":{"groupVersion":"shared.dev/v1","version":"v1"}}]}`
 	resources := `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"shared.dev/v1","resources":[{"name":"mine","singularName":"","namespaced":true,"kind":"Mine","verbs":["get"]},{"name":"theirs","singularName":"","namespaced":true,"kind":"Theirs","verbs":["get"]},{"name":"theirs/status","singularName":"","namespaced":true,"kind":"Theirs","verbs":["get"]}]}`
 	cases := []struct {
