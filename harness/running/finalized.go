@@ -6,7 +6,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/racekit/racekit/harness/language"
-	"github.com/racekit/racekit/harness/record"
 )
 
 // A deletion with finalizers ends when their owners let it: the garbage
@@ -44,19 +43,12 @@ func runFinalized(sc *language.Scenario, inv language.Invocation) error {
 		return language.UsageError("finalized takes one object, RESOURCE/NAME, not %s", inv.Args[0])
 	}
 	object := inv.Args[0]
-	seen := -1 // the last exchange about the object read after
+	answered := newAnswers(sc, ref)
 	var finalizers []string
 	return waitFor(sc, within, func() (bool, error) {
-		last := 0
-		sc.Recorder().Scan(func(x *record.Exchange) {
-			if x.Code != 0 && !x.Foreign && x.Resource == ref.GVR.Resource && x.Name == ref.Name {
-				last = x.Seq
-			}
-		})
-		if last == seen {
+		if !answered() {
 			return false, nil
 		}
-		seen = last
 		obj, err := sc.ReadRef(ref)
 		switch {
 		case apierrors.IsNotFound(err):

@@ -59,19 +59,12 @@ func runReady(sc *language.Scenario, inv language.Invocation) error {
 		return language.UsageError("ready knows pods/NAME, nodes/NAME and statefulsets/NAME, not %s", inv.Args[0])
 	}
 	object := inv.Args[0]
-	seen := -1 // the last exchange about the object read after
+	answered := newAnswers(sc, ref)
 	shows := "nothing yet"
 	return waitFor(sc, within, func() (bool, error) {
-		last := 0
-		sc.Recorder().Scan(func(x *record.Exchange) {
-			if x.Code != 0 && !x.Foreign && x.Resource == ref.GVR.Resource && x.Name == ref.Name {
-				last = x.Seq
-			}
-		})
-		if last == seen {
+		if !answered() {
 			return false, nil
 		}
-		seen = last
 		obj, err := sc.ReadRef(ref)
 		notYet, final := "", false
 		switch {
@@ -96,6 +89,27 @@ func runReady(sc *language.Scenario, inv language.Invocation) error {
 	}, func() error {
 		return fmt.Errorf("awaited %s ready for %v; it shows %s%s\n%s", object, within, shows, readyHint(ref.GVR.Resource), sc.Trace().Tail(15))
 	})
+}
+
+// newAnswers returns a func that reports whether the wire has shown an
+// answer about ref's object (in the scenario's namespace) since it last
+// reported one, true the first time: when ready and finalized read the
+// object again, never on a timer.
+func newAnswers(sc *language.Scenario, ref language.Ref) func() bool {
+	seen := -1 // the last exchange about the object read after
+	return func() bool {
+		last := 0
+		sc.Recorder().Scan(func(x *record.Exchange) {
+			if x.Code != 0 && !x.Foreign && x.Resource == ref.GVR.Resource && x.Name == ref.Name {
+				last = x.Seq
+			}
+		})
+		if last == seen {
+			return false
+		}
+		seen = last
+		return true
+	}
 }
 
 // readyHint says what makes an object of resource ready, for a wait that
