@@ -27,15 +27,7 @@ var finalizedCommands = []*language.Command{
 }
 
 func runFinalized(sc *language.Scenario, inv language.Invocation) error {
-	o, err := language.ParseOptions(inv.Args[1:], []string{"within"})
-	if err != nil {
-		return err
-	}
-	within, err := language.DurationOption(o, "within", waitTimeout(sc))
-	if err != nil {
-		return err
-	}
-	ref, err := sc.Object(inv.Args[0])
+	ref, within, err := objectWait(sc, inv)
 	if err != nil {
 		return err
 	}

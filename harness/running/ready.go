@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,15 +43,7 @@ var readinessOf = map[string]readiness{
 }
 
 func runReady(sc *language.Scenario, inv language.Invocation) error {
-	o, err := language.ParseOptions(inv.Args[1:], []string{"within"})
-	if err != nil {
-		return err
-	}
-	within, err := language.DurationOption(o, "within", waitTimeout(sc))
-	if err != nil {
-		return err
-	}
-	ref, err := sc.Object(inv.Args[0])
+	ref, within, err := objectWait(sc, inv)
 	if err != nil {
 		return err
 	}
@@ -89,6 +82,22 @@ func runReady(sc *language.Scenario, inv language.Invocation) error {
 	}, func() error {
 		return fmt.Errorf("awaited %s ready for %v; it shows %s%s\n%s", object, within, shows, readyHint(ref.GVR.Resource), sc.Trace().Tail(15))
 	})
+}
+
+// objectWait reads the line of a wait on one object, ready's or
+// finalized's: RESOURCE/NAME [within=DURATION], the bound defaulting to
+// the scenario's wait timeout.
+func objectWait(sc *language.Scenario, inv language.Invocation) (language.Ref, time.Duration, error) {
+	o, err := language.ParseOptions(inv.Args[1:], []string{"within"})
+	if err != nil {
+		return language.Ref{}, 0, err
+	}
+	within, err := language.DurationOption(o, "within", waitTimeout(sc))
+	if err != nil {
+		return language.Ref{}, 0, err
+	}
+	ref, err := sc.Object(inv.Args[0])
+	return ref, within, err
 }
 
 // newAnswers returns a func that reports whether the wire has shown an
