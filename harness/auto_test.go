@@ -37,15 +37,24 @@ func findings(rep *ExploreReport) []string {
 	return out
 }
 
-// TestAutoNullPlans explores the mover and the safe mover auto with the
-// plans whose fault cannot matter (a mark with no restart at each moment):
-// not one of them may be a finding, and the mover's real findings must
+// TestAutoNullPlans explores the mover, the safe mover, the sizer and the
+// follower auto with the plans whose fault cannot matter (a mark with no
+// restart at each moment): not one of them may be a finding, and the
+// mover's and the sizer's real findings (intermediate, unobserved) must
 // stay. An oracle that called a run's own noise a difference would fail
 // here first.
 func TestAutoNullPlans(t *testing.T) {
-	for _, file := range []string{"auto/testdata/auto_mover.txtar", "auto/testdata/auto_mover_safe.txtar"} {
-		t.Run(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".txtar"), func(t *testing.T) {
-			rep := exploreAuto(t, file, ExploreOptions{AutoNull: true})
+	for _, tc := range []struct {
+		file  string
+		found bool // whether the file's controller has a bug auto finds
+	}{
+		{"auto/testdata/auto_mover.txtar", true},
+		{"auto/testdata/auto_mover_safe.txtar", false},
+		{"auto/testdata/auto_sizer.txtar", true},
+		{"auto/testdata/auto_sizer_follow.txtar", false},
+	} {
+		t.Run(strings.TrimSuffix(tc.file[strings.LastIndex(tc.file, "/")+1:], ".txtar"), func(t *testing.T) {
+			rep := exploreAuto(t, tc.file, ExploreOptions{AutoNull: true})
 			nulls := 0
 			for _, il := range rep.Interleavings {
 				if il.Class != auto.ClassNull {
@@ -55,22 +64,31 @@ func TestAutoNullPlans(t *testing.T) {
 				assert.Assert(t, il.Passed || il.NotApplicable, "null plan %s is a finding: %s", il.Name, il.Failure)
 			}
 			assert.Assert(t, nulls > 0, "no null plan ran:\n%s", rep.Table())
-			if strings.HasSuffix(file, "_safe.txtar") {
+			if !tc.found {
 				assert.DeepEqual(t, findings(rep), []string(nil))
 			} else {
-				assert.Assert(t, len(findings(rep)) > 0, "the mover's bug is not found:\n%s", rep.Table())
+				assert.Assert(t, len(findings(rep)) > 0, "the controller's bug is not found:\n%s", rep.Table())
 			}
 		})
 	}
 }
 
-// TestAutoPruningIsSound explores the mover auto twice, with the moments
+// TestAutoPruningIsSound explores the mover and the sizer auto twice, with the moments
 // explore's equivalence leaves out and without them (Exhaustive): the
 // findings must be the same, by fault and difference, once each plan is
 // named by its fault's place in the table.
 func TestAutoPruningIsSound(t *testing.T) {
-	pruned := exploreAuto(t, "auto/testdata/auto_mover.txtar", ExploreOptions{})
-	all := exploreAuto(t, "auto/testdata/auto_mover.txtar", ExploreOptions{Exhaustive: true})
+	for _, file := range []string{"auto/testdata/auto_mover.txtar", "auto/testdata/auto_sizer.txtar"} {
+		t.Run(strings.TrimSuffix(file[strings.LastIndex(file, "/")+1:], ".txtar"), func(t *testing.T) {
+			autoPruningIsSound(t, file)
+		})
+	}
+}
+
+// autoPruningIsSound is TestAutoPruningIsSound of one file.
+func autoPruningIsSound(t *testing.T, file string) {
+	pruned := exploreAuto(t, file, ExploreOptions{})
+	all := exploreAuto(t, file, ExploreOptions{Exhaustive: true})
 	// Each difference once, whatever run showed it: the exhaustive
 	// exploration has more runs, each equivalent to one of the pruned.
 	distinct := func(rep *explore.Report) []string {

@@ -58,6 +58,15 @@ func runningControllers() []*Controller {
 		{Name: "mover-safe", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
 			return testctrl.Move(ctx, cfg, ns, true)
 		})},
+		// The sizer refuses a request smaller than the size applied, so
+		// that where it ends depends on the requests it saw (an
+		// unobserved state); the follower applies each.
+		{Name: "sizer", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
+			return testctrl.Size(ctx, cfg, ns, false)
+		})},
+		{Name: "sizer-follow", Scheme: kscheme.Scheme, For: &corev1.ConfigMap{}, Run: run(func(ctx context.Context, cfg *rest.Config, ns string) error {
+			return testctrl.Size(ctx, cfg, ns, true)
+		})},
 	}
 }
 

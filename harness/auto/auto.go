@@ -58,7 +58,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		return nil, err
 	}
 	ops := operatorsOf(names, l.Lives)
-	p := &planner{ops: ops, learned: l, resources: ref1.Resources}
+	p := &planner{ops: ops, learned: l, resources: ref1.Resources, workload: a.Workload(), cut: map[string]bool{}}
 	// First the second reference run and the neutral twins: the masks,
 	// and which calls recur, come from them.
 	base := p.base()
@@ -122,6 +122,9 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	var againAt []int
 	for i := range out {
 		sum.Plans[out[i].Class]++
+		if p.cut[todo[i].Name] {
+			stalled(&out[i], a.WorkloadLine(len(todo[i].Hooks)+len(todo[i].Heads)))
+		}
 		discarded, unsettled := o.judge(&out[i], states[i], p.group[todo[i].Name])
 		sum.Discarded += discarded
 		sum.Unsettled += unsettled
@@ -265,11 +268,44 @@ func (o *oracle) judge(il *explore.Interleaving, st State, group string) (discar
 		il.Passed, il.NotApplicable, il.NotApplicableWhy = false, false, ""
 		il.Failure = describe(ds)
 	case il.NotApplicable:
+	case !st.Read:
+		// A failure ended the run before its end state was read, and
+		// the twin failed so too: nothing says what the plan's fault
+		// did, so it is no pass.
+		il.Passed, il.Failure = false, ""
+		il.NotApplicable, il.NotApplicableWhy = true, "its end state was never read, as in its neutral twin: "+firstFailure(il.Failures)
 	default:
 		il.Passed, il.Failure = true, ""
 	}
 	il.Differences = ds
 	return discarded, unsettled
+}
+
+// firstFailure returns the first line of the first failure of fs that
+// counts (not tolerated, not an unfired hook), or "none".
+func firstFailure(fs []language.Failure) string {
+	for _, f := range fs {
+		if !f.Tolerated && f.Kind != language.FailUnfired {
+			msg, _, _ := strings.Cut(f.Summary(), "\n")
+			return msg
+		}
+	}
+	return "none"
+}
+
+// stalled makes il, the run of a plan whose workload had waits cut, n/a
+// when the workload's line (line) failed in it: a later command of the
+// workload needed what the cut waits waited for (a create of a name the
+// hidden delete had not freed yet), so the state the hold hid is one the
+// workload cannot do without, and the run says nothing of the operator.
+func stalled(il *explore.Interleaving, line int) {
+	for _, f := range il.Failures {
+		if f.Line == line && !f.Tolerated && f.Kind != language.FailUnfired {
+			msg, _, _ := strings.Cut(f.Summary(), "\n")
+			il.NotApplicable, il.NotApplicableWhy = true, "the workload needs what the hold hid: "+msg
+			return
+		}
+	}
 }
 
 // retrying reports whether one of actors' last write to some object in

@@ -35,7 +35,15 @@ func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore
 		}
 	}
 	var notes []string
-	for _, d := range il.Differences {
+	conds, asserted := conditions(il.Differences)
+	for i, d := range il.Differences {
+		if line, ok := conds[i]; ok {
+			tail = append(tail, line)
+			continue
+		}
+		if asserted[i] {
+			continue
+		}
 		line, ok := assertion(d)
 		if !ok {
 			notes = append(notes, "# not asserted (no command says it): "+d.String())
@@ -44,7 +52,7 @@ func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore
 		tail = append(tail, line)
 	}
 	tail = append(tail, notes...)
-	ar := txtar.Parse(a.Script(heads, tail))
+	ar := txtar.Parse(a.WithWorkload(p.Workload).Script(heads, tail))
 	var h strings.Builder
 	fmt.Fprintf(&h, "# racekit explore auto wrote this regression scenario from %s,\n", filepath.Base(rep.File))
 	fmt.Fprintf(&h, "# exploring %s. The %s plan %s\n", rep.Workload, p.Class, p.Name)
@@ -56,6 +64,60 @@ func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore
 	h.WriteString("# while the bug is there and passes once it is fixed.\n\n")
 	ar.Comment = append([]byte(h.String()), ar.Comment...)
 	return txtar.Format(ar)
+}
+
+var conditionField = regexp.MustCompile(`^status\.conditions\[type=([^\]]+)\]\.(status|reason)$`)
+
+// conditions returns the condition lines that claim the references'
+// status (and reason) of each condition whose status differed in ds
+// (status.conditions[type=T].status), by the index of the first of its
+// differences, and which other differences of ds those lines assert (its
+// reason). A condition whose reason alone differed has no line: the
+// command needs the status, which the differences do not hold.
+func conditions(ds []explore.Difference) (map[int]string, map[int]bool) {
+	type cond struct {
+		first, statusAt, reasonAt int
+		status, reason            string
+	}
+	byKey := map[string]*cond{}
+	var keys []string
+	for i, d := range ds {
+		m := conditionField.FindStringSubmatch(d.Field)
+		if d.Kind != "field" || m == nil {
+			continue
+		}
+		var v string
+		if err := json.Unmarshal([]byte(d.Reference), &v); err != nil {
+			continue // <absent>: the references had no such condition
+		}
+		k := d.Object + " " + m[1]
+		c := byKey[k]
+		if c == nil {
+			c = &cond{first: i, statusAt: -1, reasonAt: -1}
+			byKey[k] = c
+			keys = append(keys, k)
+		}
+		if m[2] == "status" {
+			c.status, c.statusAt = v, i
+		} else {
+			c.reason, c.reasonAt = v, i
+		}
+	}
+	lines, asserted := map[int]string{}, map[int]bool{}
+	for _, k := range keys {
+		c := byKey[k]
+		if c.statusAt < 0 {
+			continue
+		}
+		line := "condition " + k + " " + quote(c.status)
+		asserted[c.statusAt] = true
+		if c.reasonAt >= 0 {
+			line += " " + quote(c.reason)
+			asserted[c.reasonAt] = true
+		}
+		lines[c.first] = line
+	}
+	return lines, asserted
 }
 
 var historyField = regexp.MustCompile(`^(create|delete) by (\S+) \((\d+)\)$`)

@@ -198,6 +198,7 @@ type planner struct {
 	ops       []Operator
 	learned   *explore.Learned
 	resources []string // what auto-observe reads
+	workload  string   // the explore auto line's command
 	// recurs reports whether a moment's call came in the second
 	// reference run too: a call on an object of a name of the run's own
 	// (an event's) never comes again, and is no moment to plan at.
@@ -210,6 +211,12 @@ type planner struct {
 	// twins of (the unobserved class's), which Explore runs with the
 	// plans, before the oracle judges them.
 	twins []explore.Plan
+	// cut says, by plan name, which plans run the workload with waits
+	// left out (an unobserved window across the operator's writes):
+	// when the workload itself fails in one, the workload could not go
+	// on without the operator seeing what the hold hid, and the run is
+	// n/a (Explore).
+	cut map[string]bool
 }
 
 // grouped notes that the plan called name belongs with twin group g.

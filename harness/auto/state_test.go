@@ -7,6 +7,7 @@ import (
 	"gotest.tools/v3/assert"
 
 	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
 )
 
@@ -147,8 +148,9 @@ func TestMarkAt(t *testing.T) {
 
 // TestWindows checks the unobserved class's windows: two or more writes
 // of others' to one object in the workload, with no write of the
-// operator's between them; the setup's writes, failed writes and the
-// operator's own are no window.
+// operator's between them, and one across them all when the operator
+// wrote in between; the setup's writes, failed writes and the operator's
+// own are no window.
 func TestWindows(t *testing.T) {
 	row := func(seq int, actor, verb, object string, code int) record.Row {
 		return record.Row{Seq: seq, Actor: actor, Verb: verb, Object: object, Code: code}
@@ -163,19 +165,22 @@ func TestWindows(t *testing.T) {
 			row(3, "alice", "update", "things/a", 200),
 			row(4, "op", "get", "things/a", 200),
 			row(5, "alice", "update", "things/a", 200),
-		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5}}},
+		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5, Writes: 2}}},
 		{"the operator writes between", []record.Row{
 			row(3, "alice", "update", "things/a", 200),
 			row(4, "op", "update", "others/b/status", 200),
 			row(5, "alice", "update", "things/a", 200),
-		}, nil},
+		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5, Across: true, Writes: 2}}},
 		{"longest run, then a window after the operator's write", []record.Row{
 			row(3, "alice", "update", "things/a", 200),
 			row(4, "op", "update", "others/b", 200),
 			row(5, "alice", "delete", "things/a", 200),
 			row(6, "bob", "create", "things/a", 201),
 			row(7, "alice", "patch", "things/a/status", 200),
-		}, []Window{{Resource: "things", Object: "things/a", First: 5, Last: 7}}},
+		}, []Window{
+			{Resource: "things", Object: "things/a", First: 5, Last: 7, Writes: 3},
+			{Resource: "things", Object: "things/a", First: 3, Last: 7, Across: true, Writes: 4},
+		}},
 		{"a failed write and a setup write are none", []record.Row{
 			row(2, "alice", "update", "things/a", 200),
 			row(3, "alice", "update", "things/a", 409),
@@ -190,13 +195,51 @@ func TestWindows(t *testing.T) {
 			row(4, "alice", "update", "things/b", 200),
 			row(5, "alice", "update", "things/a", 200),
 			row(6, "alice", "update", "things/b", 200),
-		}, []Window{{"things", "things/a", 3, 5}, {"things", "things/b", 4, 6}}},
+		}, []Window{{"things", "things/a", 3, 5, false, 2}, {"things", "things/b", 4, 6, false, 2}}},
+		{"the operator's write between two others' is no split of a third's", []record.Row{
+			row(3, "alice", "update", "things/a", 200),
+			row(4, "op", "update", "things/a", 200),
+			row(5, "bob", "update", "things/a", 200),
+		}, []Window{{Resource: "things", Object: "things/a", First: 3, Last: 5, Across: true, Writes: 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := windows(tc.rows, 2, "op", []string{"things"})
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
+		})
+	}
+}
+
+// TestCut checks which waits an unobserved plan across the operator's
+// writes leaves out of the workload: the operator's (await by its actor,
+// idle by its name) strictly between the commands that make the window's
+// first and last writes, and no plan when the workload does not name each
+// write (a create of a file, a single command).
+func TestCut(t *testing.T) {
+	op := Operator{Name: "op", Actor: "op-actor"}
+	w := Window{Resource: "things", Object: "things/a", First: 3, Last: 7, Across: true, Writes: 2}
+	for _, tc := range []struct {
+		name, workload string
+		want           string
+		dropped        int
+		ok             bool
+	}{
+		{"two scales with a wait between", "do scale alice things/a 3 ; await op-actor update others/b 200 ; idle op ; scale alice things/a 2 ; idle op",
+			"do scale alice things/a 3 ; scale alice things/a 2 ; idle op", 2, true},
+		{"another actor's wait stays", "do scale alice things/a 3 ; await bob update others/b 200 ; idle other ; patch alice things/a/status merge {} ; await op-actor update others/b 200",
+			"do scale alice things/a 3 ; await bob update others/b 200 ; idle other ; patch alice things/a/status merge {} ; await op-actor update others/b 200", 0, true},
+		{"nothing to cut", "do scale alice things/a 3 ; scale alice things/a 2", "do scale alice things/a 3 ; scale alice things/a 2", 0, true},
+		{"a create names no object", "do delete alice things/a ; await op-actor update things/a 200 ; create a.yaml", "", 0, false},
+		{"more named writes than the window's", "do scale alice things/a 3 ; scale alice things/a 4 ; scale alice things/a 2", "", 0, false},
+		{"another object", "do scale alice things/b 3 ; scale alice things/b 2", "", 0, false},
+		{"one command", "scale alice things/a 3", "", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, dropped, ok := cut(tc.workload, w, op)
+			assert.Equal(t, ok, tc.ok)
+			assert.Equal(t, got, tc.want)
+			assert.Equal(t, dropped, tc.dropped)
 		})
 	}
 }
@@ -232,4 +275,84 @@ func TestRetrying(t *testing.T) {
 		t.Errorf("kept (-want +got):\n%s", d)
 	}
 	assert.Equal(t, left, 2)
+}
+
+// TestJudge checks the oracle's verdict on one run against references in
+// which an object's size is 3: a difference is a failure; a run that
+// read its end state and differs in nothing passes; a run whose end state
+// was never read, because of a failure its neutral twin had too, is n/a,
+// not a pass (nothing says what its fault did); one that failed where its
+// twin did not is a failure.
+func TestJudge(t *testing.T) {
+	ref := State{Read: true, Resources: []string{"configmaps"}, Objects: map[string]map[string]string{"configmaps/a": {"data.size": `"3"`}}}
+	failed := language.Failure{Kind: language.FailCommand, Command: "await op watch configmaps 200", Message: "ran out of time"}
+	for _, tc := range []struct {
+		name        string
+		run         State
+		fails, twin []language.Failure
+		passed, na  bool
+	}{
+		{"same end state", ref, nil, nil, true, false},
+		{"another size", State{Read: true, Resources: ref.Resources, Objects: map[string]map[string]string{"configmaps/a": {"data.size": `"2"`}}}, nil, nil, false, false},
+		{"unread, the twin failed so too", State{}, []language.Failure{failed}, []language.Failure{failed}, false, true},
+		{"unread, the twin did not fail", State{}, []language.Failure{failed}, nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newOracle(ref, ref, explore.Interleaving{})
+			twinState := ref
+			if len(tc.twin) > 0 {
+				twinState = State{}
+			}
+			o.twin("g", twinState, explore.Interleaving{Failures: tc.twin})
+			il := explore.Interleaving{Failures: tc.fails}
+			o.judge(&il, tc.run, "g")
+			assert.Equal(t, il.Passed, tc.passed, "differences: %v", il.Differences)
+			assert.Equal(t, il.NotApplicable, tc.na, "why: %s", il.NotApplicableWhy)
+		})
+	}
+}
+
+// TestStalled checks when a plan that cut the workload's waits is n/a:
+// when the workload's own line failed in it (a later command needed what
+// the cut waits waited for), and not when another line failed, or a
+// failure was tolerated or an unfired hook.
+func TestStalled(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    language.Failure
+		na   bool
+	}{
+		{"the workload failed", language.Failure{Kind: language.FailCommand, Line: 12, Message: "already exists"}, true},
+		{"the tail failed", language.Failure{Kind: language.FailCommand, Line: 13, Message: "ran out of time"}, false},
+		{"tolerated", language.Failure{Kind: language.FailCommand, Line: 12, Tolerated: true}, false},
+		{"an unfired hook", language.Failure{Kind: language.FailUnfired, Line: 12}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			il := explore.Interleaving{Failures: []language.Failure{tc.f}}
+			stalled(&il, 12)
+			assert.Equal(t, il.NotApplicable, tc.na, "why: %s", il.NotApplicableWhy)
+		})
+	}
+}
+
+// TestConditions checks the condition lines a regression scenario claims:
+// one per condition whose status differed, with the reference's status
+// and, when it differed too, reason; none for a condition whose reason
+// alone differed, or that the references lacked.
+func TestConditions(t *testing.T) {
+	f := func(object, field, ref string) explore.Difference {
+		return explore.Difference{Kind: "field", Object: object, Field: field, Reference: ref, Run: `"x"`}
+	}
+	ds := []explore.Difference{
+		f("things/a", "status.conditions[type=Ready].message", `"m"`),
+		f("things/a", "status.conditions[type=Ready].reason", `"Refused"`),
+		f("things/a", "status.conditions[type=Ready].status", `"False"`),
+		f("things/a", "status.conditions[type=Synced].reason", `"Late"`),
+		f("things/b", "status.conditions[type=Ready].status", `"True"`),
+		f("things/c", "status.conditions[type=Ready].status", "<absent>"),
+		f("things/a", "spec.size", "3"),
+	}
+	lines, asserted := conditions(ds)
+	assert.DeepEqual(t, lines, map[int]string{1: "condition things/a Ready False Refused", 4: "condition things/b Ready True"})
+	assert.DeepEqual(t, asserted, map[int]bool{1: true, 2: true, 4: true})
 }

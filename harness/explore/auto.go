@@ -111,6 +111,17 @@ func (e *exploration) learningHeads() []string {
 // it is the workload's.
 func (a *Auto) WorkloadLine(heads int) int { return a.e.at + 2 + len(a.e.pre) + heads }
 
+// WithWorkload returns a with workload in place of its workload, or a
+// itself when workload is empty (Plan.Workload).
+func (a *Auto) WithWorkload(workload string) *Auto {
+	if workload == "" {
+		return a
+	}
+	e := *a.e
+	e.workload = workload
+	return &Auto{e: &e}
+}
+
 // Script returns the scenario with the explore line replaced by the
 // prelude, heads, the workload and tail, each on a line of its own, as a
 // run of a plan runs it.
@@ -185,7 +196,10 @@ func (a *Auto) Report(l *Learned, xo Options) *Report {
 // Plan is one run of an explore auto exploration, as package auto makes
 // it: hooks armed at moments, other lines before the workload (a mark),
 // and lines after it; Done is called with the run's scenario when its
-// script ends.
+// script ends. Workload, when set, is the workload as this run runs it
+// instead of the scenario's (an unobserved plan leaves out the waits for
+// the operator whose watch it holds, which could only wait for what the
+// hold hides).
 type Plan struct {
 	// Index is the plan's place among all of the exploration's runs;
 	// Name its unique name (its subtest, --emit file and shard hash);
@@ -196,6 +210,7 @@ type Plan struct {
 	Class, Fault string
 	Hooks        []Hook
 	Heads, Tail  []string
+	Workload     string
 	Done         func(*language.Scenario)
 }
 
@@ -234,7 +249,7 @@ func runPlan(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		heads = append(heads, h.Line())
 	}
 	heads = append(heads, p.Heads...)
-	a := &Auto{e: e}
+	a := (&Auto{e: e}).WithWorkload(p.Workload)
 	il.Script = a.Script(heads, p.Tail)
 	opts.Done = p.Done
 	// The hooks are the lines right under the explore line's comment

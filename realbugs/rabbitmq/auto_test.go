@@ -1,6 +1,8 @@
 package rabbitmq_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,6 +135,67 @@ func TestStolen(t *testing.T) {
 			if got := stolen(tc.rows); got != tc.want {
 				t.Errorf("stolen = %v, want %v", got, tc.want)
 			}
+		})
+	}
+}
+
+// TestAutoUnobserved explores testdata/auto-unobserved (Sieve's scale
+// workload, 1 → 3 → 2, with no hint) against v1.6.0 and v1.10.0: no
+// release fixes #758, so on each the one finding must be the unobserved
+// plan, with the StatefulSet at 2 where the references kept 3, confirmed
+// by its rerun; every other plan (the intermediate and stale ones, and
+// the neutral twins) passes or is n/a, a false alarm rate of 0. The
+// regression scenario it emits must fail on the release it was explored
+// on, at its first claim: the references' refusal (ReconcileSuccess False
+// UnsupportedOperation), where the operator, never asked to scale down,
+// still says Unknown Initialising. (v1.7.0 gives the same single
+// finding: docs/real-bugs.md.)
+func TestAutoUnobserved(t *testing.T) {
+	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
+		t.Run(r.Version, func(t *testing.T) {
+			results, err := racekit.Play(setup(t, "testdata/auto-unobserved", r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(results) != 1 || results[0].Explored == nil || results[0].Explored.Auto == nil {
+				t.Fatalf("want one explore auto scenario, got %d results", len(results))
+			}
+			rep := results[0].Explored
+			t.Log(rep.Table())
+			if a := rep.Auto; len(a.Clock) > 0 {
+				t.Errorf("idle settled %v by a quiet period in %d runs, want every run settled by its workqueues", a.Clock, a.ClockRuns)
+			}
+			failed := rep.Failed()
+			if len(failed) != 1 {
+				t.Fatalf("%d failed plans, want 1 (#758's unobserved plan):\n%s", len(failed), rep.Table())
+			}
+			il := failed[0]
+			if il.Class != "unobserved" || il.Flaky {
+				t.Errorf("the finding is a %s plan (flaky %v), want a confirmed unobserved one:\n%s", il.Class, il.Flaky, rep.Table())
+			}
+			replicas := false
+			for _, d := range il.Differences {
+				if d.Kind == "field" && d.Object == "statefulsets/r-server" && d.Field == "spec.replicas" && d.Reference == "3" && d.Run == "2" {
+					replicas = true
+				}
+			}
+			if !replicas {
+				t.Errorf("the finding's differences %v lack statefulsets/r-server spec.replicas 3 in the references, 2 here", il.Differences)
+			}
+			if len(il.Emit) == 0 {
+				t.Fatalf("no regression scenario emitted for %s", il.Name)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "758_emitted.txtar"), il.Emit, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			emitted, err := racekit.Play(setup(t, dir, r))
+			if err != nil {
+				t.Fatal(err)
+			}
+			racekit.Expect(t, emitted, map[string]racekit.Want{
+				"758_emitted": racekit.FailsAt("condition rabbitmqclusters/r ReconcileSuccess False UnsupportedOperation").Saw("ReconcileSuccess Unknown Initialising"),
+			})
 		})
 	}
 }
