@@ -3,6 +3,7 @@ package views
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/racekit/racekit/harness/language"
 	"github.com/racekit/racekit/harness/record"
@@ -86,13 +87,15 @@ func Step(ctx context.Context, sc *language.Scenario, actor, resource string, up
 		}
 	}
 	var shown []<-chan struct{}
+	var note sync.Once
 	for _, g := range gates {
-		if c, ok := g.step(upTo); ok {
+		if c, ok := g.step(upTo, func() {
+			note.Do(func() {
+				sc.Recorder().NoteView(record.ViewChange{Change: record.ViewStep, Actor: actor, Resource: resource})
+			})
+		}); ok {
 			shown = append(shown, c)
 		}
-	}
-	if len(shown) > 0 {
-		sc.Recorder().NoteView(record.ViewChange{Change: record.ViewStep, Actor: actor, Resource: resource})
 	}
 	for _, c := range shown {
 		select {

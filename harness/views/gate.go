@@ -133,7 +133,11 @@ func (g *gate) release() {
 // event (or the gate ended), and false when nothing is kept back that a
 // step has not let through already, or when that event's resourceVersion
 // is past upTo (0: no bound).
-func (g *gate) step(upTo uint64) (<-chan struct{}, bool) {
+//
+// before runs, when the event is to be shown, before the reader may read
+// it: what the trace says of the step must come before what the reader
+// does on it.
+func (g *gate) step(upTo uint64, before func()) (<-chan struct{}, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.held || g.relist != "" || len(g.queue) <= len(g.steps) {
@@ -142,6 +146,7 @@ func (g *gate) step(upTo uint64) (<-chan struct{}, bool) {
 	if rv, err := strconv.ParseUint(g.queue[len(g.steps)].frame.RV, 10, 64); upTo > 0 && err == nil && rv > upTo {
 		return nil, false
 	}
+	before()
 	done := make(chan struct{})
 	g.steps = append(g.steps, done)
 	g.signal()

@@ -210,29 +210,38 @@ func TestGateNext(t *testing.T) {
 // TestGateSteps checks a step through a hold: each lets the oldest event
 // kept back through, and its channel closes once the client has read it;
 // the rest stay held; a step with nothing kept back is refused; a release
-// lets the rest through, and a step taken before it still closes.
+// lets the rest through, and a step taken before it still closes. A step
+// taken runs its before function once, before the client can read the
+// event (what the trace notes of a step precedes the reader's reaction);
+// a step refused does not run it.
 func TestGateSteps(t *testing.T) {
 	for _, mt := range watchTypes {
 		t.Run(mt, func(t *testing.T) {
 			r := newRig(t, mt, false)
-			_, ok := r.g.step(0)
+			befores := 0
+			before := func() {
+				befores++
+				assert.Equal(t, len(r.got), 0, "the client read the event before the step's before function ran")
+			}
+			_, ok := r.g.step(0, before)
 			assert.Assert(t, !ok, "a step through a gate that is not held")
 			r.g.hold()
-			_, ok = r.g.step(0)
+			_, ok = r.g.step(0, before)
 			assert.Assert(t, !ok, "a step with nothing kept back")
 			r.send(event(t, mt, watch.Modified, "2", false), event(t, mt, watch.Modified, "3", false), event(t, mt, watch.Deleted, "4", false))
 			for _, rv := range []string{"2", "3"} {
-				done, ok := r.g.step(0)
+				done, ok := r.g.step(0, before)
 				assert.Assert(t, ok)
 				assert.Equal(t, rvOf(t, r.next()), rv)
 				<-done // closed once the client read it; a hang is the failure
 				assert.Equal(t, len(r.got), 0, "a step let more than one event through")
 			}
 			assert.Equal(t, r.queued(), 1, "the last event must stay held")
-			done, ok := r.g.step(0)
+			done, ok := r.g.step(0, before)
 			assert.Assert(t, ok)
-			_, ok = r.g.step(0)
+			_, ok = r.g.step(0, before)
 			assert.Assert(t, !ok, "a second step for the one event left")
+			assert.Equal(t, befores, 3, "before runs once for each step taken, and for none refused")
 			r.g.release()
 			assert.Equal(t, rvOf(t, r.next()), "4")
 			<-done
