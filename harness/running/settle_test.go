@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -252,5 +254,55 @@ func TestRepeats(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, repeats(tc.anchor, tc.rd, tc.since), tc.want)
 		})
+	}
+}
+
+// TestParseMetrics reads a real endpoint's answer, Go's runtime and
+// process metrics around a workqueue's, as the whole text format parser
+// does for the families idle judges, and reads every answer cut off short
+// of a line's end as an error, never as a reading (a process killed in
+// the middle of its answer).
+func TestParseMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	depth := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "workqueue_depth"}, []string{"name", "priority"})
+	queued := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "workqueue_queue_duration_seconds"}, []string{"name"})
+	worked := prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "workqueue_work_duration_seconds"}, []string{"name"})
+	active := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "controller_runtime_active_workers"}, []string{"controller"})
+	results := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "controller_runtime_reconcile_total"}, []string{"controller", "result"})
+	other := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "rest_client_requests_total"}, []string{"code", "method"})
+	reg.MustRegister(depth, queued, worked, active, results, other)
+	depth.WithLabelValues("cms", "").Set(0)
+	queued.WithLabelValues("cms").Observe(0.1)
+	queued.WithLabelValues("cms").Observe(0.2)
+	worked.WithLabelValues("cms").Observe(0.1)
+	active.WithLabelValues("cms").Set(0)
+	results.WithLabelValues("cms", "error").Add(2)
+	other.WithLabelValues("200", "GET").Add(9)
+	fams, err := reg.Gather()
+	assert.NilError(t, err)
+	var buf strings.Builder
+	for _, f := range fams {
+		_, err := expfmt.MetricFamilyToText(&buf, f)
+		assert.NilError(t, err)
+	}
+	text := buf.String()
+
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	whole, err := p.TextToMetricFamilies(strings.NewReader(text))
+	assert.NilError(t, err)
+	kept, err := parseMetrics(strings.NewReader(text))
+	assert.NilError(t, err)
+	want, got := judgeMetrics(whole, "u"), judgeMetrics(kept, "u")
+	assert.DeepEqual(t, got, want, cmp.AllowUnexported(reading{}))
+	assert.Assert(t, !got.idle && strings.Contains(got.why, "1 taken and not done"), got.why)
+	assert.Assert(t, len(kept) < len(whole), "nothing was skipped: %d families of %d", len(kept), len(whole))
+
+	// Every answer cut off short of a line's end is an error.
+	for n := 0; n < len(text); n++ {
+		_, err := parseMetrics(strings.NewReader(text[:n]))
+		if n > 0 && text[n-1] != '\n' && err == nil {
+			t.Fatalf("the answer cut off after %d bytes (%q) was read", n, text[max(0, n-40):n])
+		}
 	}
 }
