@@ -263,15 +263,54 @@ func (p *planner) base() []explore.Plan {
 		p.grouped(n, "restart "+op.Name)
 		out = append(out, explore.Plan{Name: n, Class: ClassTwin,
 			Fault: "restart " + op.Name + " after the workload (fresh)", Tail: append(restartTail(p.ops, op, "", w), obs)})
-		// The stale plans' twin: the same restart against a view of the
-		// resource as of a mark taken right before it, so nothing is
-		// stale but the held watch itself.
-		for _, res := range ws {
-			n := name("twin_stale", op.Name, res)
-			p.grouped(n, "stale "+op.Name+" "+res)
-			tail := append(append(settle(p.ops), "mark "+staleMark), restartTail(p.ops, op, res, res)...)
-			out = append(out, explore.Plan{Name: n, Class: ClassTwin,
-				Fault: fmt.Sprintf("restart %s stale %s as of now (nothing stale)", op.Name, res), Tail: append(tail, obs)})
+	}
+	return out
+}
+
+// staleTwin returns the neutral twin of op's stale plans of res: the same
+// restart against a view of res as of a mark taken right before it, so
+// nothing is stale but the held watch itself. faults makes one for each
+// resource it made a stale plan of, and none for the others.
+func (p *planner) staleTwin(op Operator, res string) explore.Plan {
+	n := name("twin_stale", op.Name, res)
+	p.grouped(n, "stale "+op.Name+" "+res)
+	tail := append(append(settle(p.ops), "mark "+staleMark), restartTail(p.ops, op, res, p.awaited(op, res))...)
+	return explore.Plan{Name: n, Class: ClassTwin,
+		Fault: fmt.Sprintf("restart %s stale %s as of now (nothing stale)", op.Name, res), Tail: append(tail, observe(p.resources))}
+}
+
+// awaited returns the resource whose new watch a restart of op against a
+// stale view of res waits for before it settles op: res itself when op's
+// first life watched it as it started (before its first write), as
+// informers of the resources a controller reconciles and owns start;
+// otherwise the first resource op watched. A resource watched only once a
+// reconcile read it (controller-runtime starts such an informer at a
+// cache's first Get) may never be watched by a restarted life that finds
+// nothing to do, and waiting for its watch waited out the wait's whole
+// bound (rabbitmq's pods, 30 s a run); idle after the restart still waits
+// for every reconcile the new life takes, whatever it reads.
+func (p *planner) awaited(op Operator, res string) string {
+	eager := eagerWatches(p.learned.Trace.Rows(), op.Actor)
+	if slices.Contains(eager, res) || len(eager) == 0 {
+		return res
+	}
+	return eager[0]
+}
+
+// eagerWatches returns the resources actor watched in rows before its
+// first write, in order: the informers it starts as it starts.
+func eagerWatches(rows []record.Row, actor string) []string {
+	var out []string
+	for _, r := range rows {
+		if r.Actor != actor {
+			continue
+		}
+		if record.WriteVerbs[r.Verb] || r.Verb == "deletecollection" {
+			break
+		}
+		res, _, _ := strings.Cut(r.Object, "/")
+		if r.Verb == "watch" && r.Code/100 == 2 && r.Service == "" && !slices.Contains(out, res) {
+			out = append(out, res)
 		}
 	}
 	return out
@@ -316,7 +355,8 @@ func (p *planner) faults() []explore.Plan {
 		for _, res := range watched(rows, op.Actor) {
 			writes := writesTo(rows, res)
 			all := prefix(writes, "after", int(^uint(0)>>1))
-			tail := append(restartTail(p.ops, op, res, res), obs)
+			tail := append(restartTail(p.ops, op, res, p.awaited(op, res)), obs)
+			plans := len(out)
 			fault := fmt.Sprintf("mark; restart %s stale %s at the mark", op.Name, res)
 			seen := map[string]bool{all: true}
 			if pre := prefix(writes, "before", l.From+1); !seen[pre] {
@@ -336,6 +376,9 @@ func (p *planner) faults() []explore.Plan {
 				p.grouped(name("stale", res, m.Name()), "stale "+op.Name+" "+res)
 				out = append(out, explore.Plan{Name: name("stale", res, m.Name()), Class: ClassStale, Fault: fault,
 					Hooks: []explore.Hook{h}, Heads: []string{"mark " + staleMark}, Tail: tail})
+			}
+			if len(out) > plans {
+				p.twins = append(p.twins, p.staleTwin(op, res))
 			}
 		}
 	}
