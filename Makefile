@@ -20,19 +20,20 @@ STAGE := STAGES=$(STAGES) tools/stage
 # The programs cmd/racekit's leak tests run, built before the tests start.
 LEAKBIN := $(CURDIR)/.leak-bin
 
-# Every test runs with the race detector, and go vet type-checks against the
-# same build: the dependency graph is compiled once for all of them (plus
-# once more, instrumented, for the fuzzing leak tests), not once plain and
-# once with -race. One go test command runs every package, two at a time,
-# each on a control plane of its own; go test prints each package's time.
-# The determinism check (3 rounds of the catalogue) runs in the scenarios
-# package's process, on its control plane. examples/ is a module of its own,
-# so go test ./... does not reach it: a stage of its own races its Memcached
-# controller, with -race too, so that racekit and the Kubernetes libraries
-# it shares with the root module come from the same build cache. realbugs/
-# is one too: its stages build the published operator releases it races
-# (make operators; kube-controller-manager for the garbage collector and the
-# StatefulSet controller) and run its scenarios, the real bugs.
+# The tests run in two lanes at once (tools/tests): the harness, the hooks,
+# the reference controller and internal/ with the race detector, whose
+# promise is theirs ("go test -race is clean for harness, hooks and
+# controller"); the public API, cmd/racekit, the scenarios, the examples,
+# their Ginkgo suite and realbugs without it (tools/packages says why).
+# go vet type-checks the root module against the race build, and the
+# examples and realbugs against the plain one their tests use. The
+# determinism check (3 rounds of the catalogue) runs in the scenarios
+# package's process, on its control plane. examples/ is a module of its
+# own, so go test ./... does not reach it; realbugs/ is one too: its
+# stages build the published operator releases it races (make operators;
+# kube-controller-manager for the garbage collector and the StatefulSet
+# controller) and run its scenarios, the real bugs. make timings prints
+# where the time goes.
 RACE := -race
 
 # go test's own alarm ends a package's tests after 10 minutes whatever they
@@ -79,8 +80,8 @@ python-client: ## install the official Python client for the test that races an 
 
 vet: ## go vet and gofmt
 	$(GO) vet $(RACE) ./...
-	$(GO) vet -C examples $(RACE) ./...
-	$(GO) vet -C realbugs $(RACE) ./...
+	$(GO) vet -C examples ./...
+	$(GO) vet -C realbugs ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
@@ -95,11 +96,8 @@ test: ## build the control plane if needed, then run every test and scenario
 	@$(STAGE) browser $(MAKE) --no-print-directory browser
 	@$(STAGE) python-client $(MAKE) --no-print-directory python-client
 	@$(STAGE) vet $(MAKE) --no-print-directory vet
-	@$(STAGE) leak-bins env RACE=$(RACE) tools/leak-bins $(LEAKBIN)
-	@$(STAGE) tests env RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 $(GO) test $(RACE) -timeout $(TESTTIMEOUT) ./...
-	@$(STAGE) examples $(GO) test -C examples $(RACE) -timeout $(TESTTIMEOUT) ./...
-	@$(STAGE) ginkgo $(GO) -C examples tool ginkgo -p --no-color --timeout $(TESTTIMEOUT) $(RACE) ./ginkgo
-	@$(STAGE) realbugs $(GO) test -C realbugs $(RACE) -timeout $(TESTTIMEOUT) ./...
+	@$(STAGE) leak-bins tools/leak-bins $(LEAKBIN)
+	@$(STAGE) tests env STAGES=$(STAGES) GO=$(GO) TESTTIMEOUT=$(TESTTIMEOUT) RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 tools/tests
 	@$(STAGE) --report
 
 determinism: envtest controller-manager scheduler kubemark ## run the whole catalogue DETERMINISM times (default 50) and compare the traces; the examples' running controllers too
@@ -121,7 +119,7 @@ matrix: operators ## the catalogue (with the API-semantics truth table) and the 
 	@$(GO) run ./internal/matrix
 
 timings: envtest controller-manager scheduler kubemark operators python-client ## where the tests' time goes: each package's time and the 20 slowest tests (go test -json, as make test runs them)
-	@env RACE=$(RACE) tools/leak-bins $(LEAKBIN) >/dev/null
+	@tools/leak-bins $(LEAKBIN) >/dev/null
 	@RACEKIT_LEAK_BIN=$(LEAKBIN) RACEKIT_DETERMINISM=3 RACE=$(RACE) $(GO) run ./internal/timings
 
 fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m)

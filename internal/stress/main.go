@@ -34,20 +34,22 @@ import (
 	"github.com/racekit/racekit/internal/gotestjson"
 )
 
-// suite is one go test command of the stress run: a module's folder and
-// its packages and flags.
+// suite is one go test command of the stress run: a module's folder, its
+// packages and flags, and whether it runs with the race flag, as make test
+// runs it (the harness's packages alone: Makefile, RACEPKGS).
 type suite struct {
 	dir  string
 	args []string
+	race bool
 }
 
 // suites are the catalogue, the harness's scripts, the root package's
 // scenarios (the operator on a fixed port), the examples and realbugs.
 var suites = []suite{
-	{".", []string{"./scenarios", "."}},
-	{".", []string{"./harness", "-run", "TestControllerScripts|TestNamespaces|TestPorts|TestPythonClient|TestBadInput|TestFailingTwins"}},
-	{"examples", []string{"./..."}},
-	{"realbugs", []string{"./..."}},
+	{".", []string{"./scenarios", "."}, false},
+	{".", []string{"./harness", "-run", "TestControllerScripts|TestNamespaces|TestPorts|TestPythonClient|TestBadInput|TestFailingTwins"}, true},
+	{"examples", []string{"./..."}, false},
+	{"realbugs", []string{"./..."}, false},
 }
 
 func main() {
@@ -201,7 +203,7 @@ func printFailures(name string, base, got map[string]string, outputs map[string]
 // flag when race is set.
 func goTestArgs(race string, s suite) []string {
 	args := []string{"test", "-json", "-count=1", "-timeout", "60m"}
-	if race != "" {
+	if race != "" && s.race {
 		args = append(args, race)
 	}
 	return append(args, s.args...)

@@ -11,18 +11,22 @@ import (
 
 // TestGoTestArgs checks that the race flag stands alone and -timeout keeps
 // its value: once, the flag went between -timeout and 60m, every suite
-// failed to start, and stress passed over 0 tests.
+// failed to start, and stress passed over 0 tests. A suite that make test
+// runs without the race flag runs without it here too.
 func TestGoTestArgs(t *testing.T) {
-	s := suite{".", []string{"./harness", "-run", "TestPorts"}}
+	racing := suite{".", []string{"./harness", "-run", "TestPorts"}, true}
+	plain := suite{"realbugs", []string{"./..."}, false}
 	for _, tc := range []struct {
 		race string
+		s    suite
 		want []string
 	}{
-		{"", []string{"test", "-json", "-count=1", "-timeout", "60m", "./harness", "-run", "TestPorts"}},
-		{"-race", []string{"test", "-json", "-count=1", "-timeout", "60m", "-race", "./harness", "-run", "TestPorts"}},
+		{"", racing, []string{"test", "-json", "-count=1", "-timeout", "60m", "./harness", "-run", "TestPorts"}},
+		{"-race", racing, []string{"test", "-json", "-count=1", "-timeout", "60m", "-race", "./harness", "-run", "TestPorts"}},
+		{"-race", plain, []string{"test", "-json", "-count=1", "-timeout", "60m", "./..."}},
 	} {
-		if d := cmp.Diff(tc.want, goTestArgs(tc.race, s)); d != "" {
-			t.Errorf("race %q (-want +got):\n%s", tc.race, d)
+		if d := cmp.Diff(tc.want, goTestArgs(tc.race, tc.s)); d != "" {
+			t.Errorf("race %q, %v (-want +got):\n%s", tc.race, tc.s.args, d)
 		}
 	}
 }
@@ -39,7 +43,7 @@ func exit(t *testing.T, code string) error {
 // are an error: no verdict, a failure with no failing test, an exit other
 // than 1.
 func TestRan(t *testing.T) {
-	s := suite{"examples", []string{"./..."}}
+	s := suite{"examples", []string{"./..."}, false}
 	pass := map[string]string{"p TestA": "pass"}
 	fail := map[string]string{"p TestA": "pass", "p TestB": "fail"}
 	for _, tc := range []struct {

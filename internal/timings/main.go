@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -62,13 +63,9 @@ func main() {
 			}
 		}
 	} else {
-		for _, dir := range []string{".", "examples", "realbugs"} {
-			args := []string{"test", "-json", "-count=1", "-timeout", "60m"}
-			if *race != "" {
-				args = append(args, *race)
-			}
-			cmd := exec.Command("go", append(args, "./...")...)
-			cmd.Dir = dir
+		for _, run := range runs(*race) {
+			cmd := exec.Command("go", run.args...)
+			cmd.Dir = run.dir
 			cmd.Stderr = os.Stderr
 			out, err := cmd.StdoutPipe()
 			if err != nil {
@@ -86,6 +83,36 @@ func main() {
 	report(os.Stdout, tests, pkgs, *n)
 	if !*fromJSON {
 		fmt.Printf("timings: %s in all\n", time.Since(start).Round(time.Second))
+	}
+}
+
+// goTest is one go test command: its folder and arguments.
+type goTest struct {
+	dir  string
+	args []string
+}
+
+// runs returns the go test commands make test runs (tools/tests), with
+// -json: the root module's race packages with the race flag, its other
+// packages, the examples and realbugs without it (tools/packages).
+func runs(race string) []goTest {
+	base := []string{"test", "-json", "-count=1", "-timeout", "60m"}
+	pkgs := func(set string) []string {
+		out, err := exec.Command("tools/packages", set).Output()
+		if err != nil {
+			fatal(fmt.Errorf("tools/packages %s: %w", set, err))
+		}
+		return strings.Fields(string(out))
+	}
+	racing := append(slices.Clone(base), pkgs("race")...)
+	if race != "" {
+		racing = append(append(slices.Clone(base), race), pkgs("race")...)
+	}
+	return []goTest{
+		{".", racing},
+		{".", append(slices.Clone(base), pkgs("plain")...)},
+		{"examples", append(slices.Clone(base), "./...")},
+		{"realbugs", append(slices.Clone(base), "./...")},
 	}
 }
 
