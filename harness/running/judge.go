@@ -36,10 +36,13 @@ const (
 // rules.
 //
 // Two readings in a row agree: both show it idle, and either nothing came
-// on the wire between them and they saw the same, or what came was only
-// reads, answered, and no back-off began (between, the life may have
-// reconciled, as a poller does, but it changed nothing and nothing is
-// left).
+// on the wire between them and they saw the same, or, for a signal that
+// counts the work (a workqueue's), what came was only reads, answered,
+// and no back-off began (between, the life may have reconciled, as a
+// poller does, but it changed nothing and nothing is left). To goroutines,
+// a read between is a change: a loop that never stops reading looks
+// parked at every reading, as it waits for each answer, and two readings
+// with its reads between settled it (idle_never.txtar, with noise).
 //
 // A reconcile ran since the anchor (repeats): rd shows it idle, and since
 // the anchor nothing was written by anyone, no back-off began, and a
@@ -55,7 +58,7 @@ func (j *readings) judge(rd reading, at int, wire func(from int) wireChange) ver
 	defer func() { j.prev, j.prevAt = &rd, at }()
 	if rd.idle && j.prev != nil && j.prev.idle {
 		switch since := wire(j.prevAt); {
-		case since == wireQuiet && j.prev.seen == rd.seen, since == wireReads && j.prev.backoffs == rd.backoffs:
+		case since == wireQuiet && j.prev.seen == rd.seen, since == wireReads && rd.counted && j.prev.backoffs == rd.backoffs:
 			return agreed
 		}
 	}

@@ -306,3 +306,34 @@ func TestParseMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestAgreed checks the first rule of judge: two idle readings in a row
+// agree across reads between them only when the signal counts the work (a
+// workqueue's); to goroutines, which look parked while they wait for an
+// answer, a read between is a change, or a loop that never stops reading
+// would settle (idle_never.txtar).
+func TestAgreed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		counted bool
+		since   wireChange
+		want    verdict
+	}{
+		{"workqueue, nothing between", true, wireQuiet, agreed},
+		{"workqueue, reads between", true, wireReads, agreed},
+		{"workqueue, a write between", true, wireWrites, unsettled},
+		{"goroutines, nothing between", false, wireQuiet, agreed},
+		{"goroutines, reads between", false, wireReads, unsettled},
+		{"goroutines, a write between", false, wireWrites, unsettled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Readings with no reconcile since the first: the second rule
+			// (repeats) cannot settle them.
+			rd := reading{idle: true, counted: tc.counted, seen: "s"}
+			var j readings
+			wire := func(int) wireChange { return tc.since }
+			assert.Equal(t, j.judge(rd, 1, wire), unsettled, "a first reading")
+			assert.Equal(t, j.judge(rd, 2, wire), tc.want)
+		})
+	}
+}
