@@ -252,7 +252,10 @@ func (cp *ControlPlane) Stop() error {
 			signal.Stop(cp.signals)
 			close(cp.signals)
 		}
-		if cp.kill {
+		cp.mu.Lock()
+		kill := cp.kill // an interrupt sets it (stopOnSignal)
+		cp.mu.Unlock()
+		if kill {
 			cp.killProcesses()
 		}
 		cp.err = errors.Join(cp.env.Stop(), os.RemoveAll(cp.root))
@@ -274,6 +277,21 @@ func (cp *ControlPlane) Close() error {
 		select {} // the handler calls os.Exit
 	}
 	return err
+}
+
+// Scratch returns a folder for the scripts run on cp to work in
+// (testscript's work folders, which hold what their processes write),
+// inside the folder the control plane keeps its own data in: it goes with
+// the control plane, at Stop, at an interrupt (which exits without
+// running the scripts' cleanup) and, when the process is killed, with
+// the watchdog. An exploration interrupted in the middle of its runs left
+// their work folders in TMPDIR.
+func (cp *ControlPlane) Scratch() (string, error) {
+	dir := filepath.Join(cp.root, "scripts")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("scratch folder: %w", err)
+	}
+	return dir, nil
 }
 
 // Output returns the last of what kube-apiserver and etcd wrote, for failure

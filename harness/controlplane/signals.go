@@ -17,11 +17,24 @@ func (cp *ControlPlane) OnInterrupt(f func()) {
 	cp.onInterrupt = append(cp.onInterrupt, f)
 }
 
+// Interrupted reports whether the process was interrupted: cp is stopping,
+// or stopped, and the process is about to exit by the signal. What ran on
+// cp meanwhile failed for that reason alone, and is no result to report.
+func (cp *ControlPlane) Interrupted() bool {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	return cp.interrupted
+}
+
 // stopOnSignal stops cp and exits when the process is interrupted. envtest
 // starts its processes in their own process group, so a Ctrl-C at the
 // terminal never reaches them: without this, only the watchdog would end
-// them, killed, after the process has gone; this stops them gracefully and
-// runs the caller's cleanup (OnInterrupt).
+// them, killed, after the process has gone; this kills them, as Stop with
+// WithKillOnStop does, and runs the caller's cleanup (OnInterrupt). A
+// graceful stop keeps nothing worth keeping (etcd's data goes with the
+// folder), and kube-apiserver, with an exploration's controllers still
+// watching it, drained for envtest's whole 20 s before it was killed
+// anyway: an interrupted explore took that long to give the prompt back.
 func stopOnSignal(cp *ControlPlane) {
 	cp.signals = make(chan os.Signal, 1)
 	signal.Notify(cp.signals, os.Interrupt, syscall.SIGTERM)
@@ -31,7 +44,7 @@ func stopOnSignal(cp *ControlPlane) {
 			return
 		}
 		cp.mu.Lock()
-		cp.interrupted = true
+		cp.interrupted, cp.kill = true, true
 		cp.mu.Unlock()
 		fmt.Fprintf(os.Stderr, "racekit: %v: stopping the control plane\n", s)
 		cp.starting.Lock() // let a start in progress finish, then stop it

@@ -81,7 +81,12 @@ func runFiles(ctx context.Context, cp *controlplane.ControlPlane, opts Options) 
 		}
 	}
 	top := &resultT{}
-	testscript.RunT(top, Params(ctx, cp, opts))
+	params := Params(ctx, cp, opts)
+	if params.WorkdirRoot != "" {
+		// testscript removes a root it made itself; this one is ours.
+		defer os.RemoveAll(params.WorkdirRoot)
+	}
+	testscript.RunT(top, params)
 	results := top.results
 	for i := range results {
 		results[i].Trace = traces[results[i].Name]

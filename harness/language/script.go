@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -57,6 +58,24 @@ func (o Options) Check() error {
 	return err
 }
 
+// workdirRoot makes a folder for the work folders of one testscript run's
+// scripts (testscript names each after its script alone, so each run needs
+// a root of its own) inside the control plane's (Scratch), so that an
+// interrupt or a kill leaves none behind: an exploration interrupted in
+// the middle of its runs left them in TMPDIR. It returns "" (testscript
+// then makes its root in TMPDIR, and removes it) when it cannot.
+func workdirRoot(cp *controlplane.ControlPlane) string {
+	scratch, err := cp.Scratch()
+	if err != nil {
+		return ""
+	}
+	root, err := os.MkdirTemp(scratch, "run-")
+	if err != nil {
+		return ""
+	}
+	return root
+}
+
 // DefaultHookTimeout bounds a hook action that blocks: long enough for any
 // honest action against a loaded API server, short enough that a stuck one
 // fails its scenario well before go test's own timeout.
@@ -77,6 +96,7 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 		cmds[name] = adapt(c)
 	}
 	return testscript.Params{
+		WorkdirRoot:        workdirRoot(cp),
 		Dir:                opts.Dir,
 		Files:              opts.Files,
 		UpdateScripts:      opts.UpdateScripts,
