@@ -2,9 +2,12 @@ package harness
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"gotest.tools/v3/assert"
@@ -137,4 +140,31 @@ func TestAutoReference(t *testing.T) {
 		assert.Assert(t, classes[class] > 0, "no %s plan ran:\n%s", class, rep.Table())
 	}
 	assert.DeepEqual(t, findings(rep), []string(nil))
+}
+
+// TestAutoNeverSettles explores auto an operator that never stops
+// calling (busy, which lists its ConfigMaps in a loop): its learning run
+// cannot settle it, and the exploration fails at once, at the explore
+// line, saying how long it waited and what was still moving, with nothing
+// explored and nothing left running.
+func TestAutoNeverSettles(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "never.txtar")
+	assert.NilError(t, os.WriteFile(file, []byte(`# busy never settles
+create cm.yaml
+start busy
+await controller list configmaps 200
+explore auto do annotate alice configmaps/c k=v
+
+-- cm.yaml --
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+`), 0o644))
+	opts := ScriptOptions{Controllers: append(testControllers(), runningControllers()...), WaitTimeout: time.Second}
+	_, err := Explore(context.Background(), controlPlane(t), opts, file, ExploreOptions{})
+	assert.ErrorContains(t, err, "never.txtar:5")
+	for _, want := range []string{"ran out of time", "busy was still busy after 1s", "list configmaps"} {
+		assert.ErrorContains(t, err, want)
+	}
 }

@@ -58,6 +58,10 @@ type (
 	PruningCheck   = selfcheck.PruningCheck
 )
 
+// ExploreStageLearning is the stage an exploration begins with, its
+// learning run (ExploreOptions.Stage).
+const ExploreStageLearning = explore.StageLearning
+
 // The values the public API and the command use.
 const (
 	FailCommand       = language.FailCommand

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -37,8 +38,12 @@ calls; then each interferer runs hooked at each moment, every run in a
 namespace of its own, and the invariants must hold in every one. racekit
 prints a table: the moment, the interferer, the outcome (pass, or the
 assertion that failed and the rule it broke) and the 409 Conflicts seen. On
-a terminal, a progress line on standard error shows how far it has got.
-docs/explore.md explains it all.
+a terminal, a progress line on standard error shows how far it has got;
+elsewhere, a line there names each stage as it begins (the learning run,
+the runs; explore auto's reference run and twins, plans and confirming
+reruns). Interrupted (Ctrl-C, SIGTERM), it stops the control plane and
+every process its runs spawned, and says which stage it was in and how
+many of its runs were done. docs/explore.md explains it all.
 
 --depth 2 hooks two interferers in each run: every pair of a moment and an
 interferer with another;
@@ -309,12 +314,37 @@ func exploreFile(ctx context.Context, cp *harness.ControlPlane, opts harness.Scr
 	xo := harness.ExploreOptions{Depth: f.depth, Variant: f.bug.Name()}
 	xo.Shard.I, xo.Shard.N = f.shard.i, f.shard.n
 	var line *progressLine
+	at := &whereAt{file: filepath.Base(file), stopped: cp.Interrupted}
 	if onTerminal(stderr) {
 		line = &progressLine{w: stderr, now: time.Now, start: time.Now()}
 		fmt.Fprintf(stderr, "racekit explore: the learning run of %s...", filepath.Base(file))
-		xo.Progress = line.update
+	} else {
+		// One line per stage, where no progress line can be drawn: a
+		// log shows how far an exploration got.
+		at.log = stderr
 	}
+	xo.Stage, xo.Progress = at.stage, func(done, total, failed int) {
+		at.progress(done, total, failed)
+		if line != nil {
+			line.update(done, total, failed)
+		}
+	}
+	// An interrupt stops the control plane and every process the runs
+	// spawned, and exits; before it does, it says how far the
+	// exploration got.
+	cp.OnInterrupt(func() {
+		if msg := at.interrupted(); msg != "" {
+			fmt.Fprintf(stderr, "\nracekit explore: %s\n", msg)
+		}
+	})
 	rep, err := harness.Explore(ctx, cp, opts, file, xo)
+	if cp.Interrupted() {
+		// The runs in flight failed because the control plane went:
+		// no report of them. The interrupt's handler says how far the
+		// exploration got, and ends the process.
+		cp.Close()
+	}
+	at.over()
 	if line != nil {
 		line.clear()
 	}
@@ -401,6 +431,75 @@ func emit(dir string, rep *harness.ExploreReport) ([]string, error) {
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// whereAt is how far racekit explore's exploration of file has got: its
+// stage and the runs of it done, for the line an interrupt prints. With
+// log set, each stage's beginning after the learning run is written
+// there, one line each.
+type whereAt struct {
+	file string
+	log  io.Writer
+	// stopped reports whether the process was interrupted: runs that
+	// end after it failed because the control plane went, and do not
+	// count.
+	stopped func() bool
+
+	mu                        sync.Mutex
+	what                      string
+	runs, done, failed, shown int
+	ended                     bool
+}
+
+// stage notes that the stage what, of runs runs, begins (Options.Stage).
+func (w *whereAt) stage(what string, runs int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.what, w.runs, w.done, w.failed = what, runs, 0, 0
+	// The learning run comes first, and a failure of it says so itself.
+	if w.log != nil && what != harness.ExploreStageLearning {
+		fmt.Fprintf(w.log, "racekit explore: %s: %s (%s)\n", w.file, what, plural(runs, "run"))
+	}
+}
+
+// progress notes the runs of the stage done so far (Options.Progress).
+func (w *whereAt) progress(done, _, failed int) {
+	if w.stopped() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done, w.failed = done, failed
+}
+
+// over notes that the exploration has ended: an interrupt after it
+// interrupts no exploration of file.
+func (w *whereAt) over() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.ended = true
+}
+
+// interrupted says where the exploration was when it was interrupted, or
+// "" when it had ended.
+func (w *whereAt) interrupted() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.ended:
+		return ""
+	case w.what == "":
+		return fmt.Sprintf("interrupted before the exploration of %s began", w.file)
+	}
+	return fmt.Sprintf("interrupted in %s of %s: %d of %s done, %d failed; no report is written", w.what, w.file, w.done, plural(w.runs, "run"), w.failed)
+}
+
+// plural renders n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // progressLine is the line racekit explore keeps up to date on a terminal:

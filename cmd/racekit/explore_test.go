@@ -339,3 +339,25 @@ func TestProgressLine(t *testing.T) {
 		})
 	}
 }
+
+// TestWhereAt checks what an interrupted racekit explore says of how far it
+// got: nothing before the first stage began, the stage and its runs done
+// and failed, with runs that end once the process was interrupted left
+// out (they failed because the control plane went), and nothing once the
+// exploration has ended. Without a terminal, each stage is logged.
+func TestWhereAt(t *testing.T) {
+	var log strings.Builder
+	stopped := false
+	at := &whereAt{file: "x.txtar", log: &log, stopped: func() bool { return stopped }}
+	assert.Equal(t, at.interrupted(), "interrupted before the exploration of x.txtar began")
+	at.stage(harness.ExploreStageLearning, 1)
+	at.stage("the plans", 29)
+	at.progress(3, 29, 1)
+	assert.Equal(t, at.interrupted(), "interrupted in the plans of x.txtar: 3 of 29 runs done, 1 failed; no report is written")
+	stopped = true
+	at.progress(9, 29, 7)
+	assert.Equal(t, at.interrupted(), "interrupted in the plans of x.txtar: 3 of 29 runs done, 1 failed; no report is written")
+	at.over()
+	assert.Equal(t, at.interrupted(), "")
+	assert.Equal(t, log.String(), "racekit explore: x.txtar: the plans (29 runs)\n")
+}

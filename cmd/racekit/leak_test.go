@@ -264,11 +264,16 @@ func TestNoLeaks(t *testing.T) {
 	assert.NilError(t, os.WriteFile(failing, []byte(failingScenario), 0o644))
 
 	// A short fuzzing run, as make fuzz runs it through go test, but with
-	// the instrumented binary built beforehand: one worker, and ten
-	// executions past the seed corpus (an execution count covers the seeds
-	// too). A corpus cache of its own keeps the
+	// the instrumented binary built beforehand: one worker, a corpus of
+	// two seeds (RACEKIT_FUZZ_SEEDS: how the run ends is the subject, and
+	// each seed is a scenario run; the whole corpus made this the slowest
+	// test of the package), and ten executions past them (an execution
+	// count covers the seeds too). A corpus cache of its own keeps the
 	// user's out of it.
-	fuzz := []string{"-test.run", "^$", "-test.fuzz", "FuzzScript$", "-test.fuzztime", fmt.Sprintf("%dx", seeds(t)+10), "-test.parallel", "1",
+	const fuzzSeeds = 2
+	assert.Assert(t, seeds(t) >= fuzzSeeds)
+	fuzzEnv := []string{"RACEKIT_FUZZ_SEEDS=" + strconv.Itoa(fuzzSeeds)}
+	fuzz := []string{"-test.run", "^$", "-test.fuzz", "FuzzScript$", "-test.fuzztime", fmt.Sprintf("%dx", fuzzSeeds+10), "-test.parallel", "1",
 		"-test.fuzzminimizetime", "1x", "-test.fuzzcachedir=" + t.TempDir()}
 
 	// An interrupted process dies by the signal, after its cleanup, so that
@@ -294,15 +299,21 @@ func TestNoLeaks(t *testing.T) {
 			wantOut: "--- PASS: TestBadInput/command_panics", wantStatus: "exit status 0"},
 		{name: "SIGINT to racekit run", bin: racekit, args: []string{"run"}, signalAt: "starting the control plane",
 			wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
+		// An exploration interrupted in the middle of its runs: every
+		// run's controller goes with the control plane, and the output
+		// says how far it got.
+		{name: "SIGINT to racekit explore, explore auto", bin: racekit, args: []string{"explore", "../../testdata/auto/webapp_scale.txtar"},
+			signalAt: "webapp_scale.txtar: the plans (", wantOut: "interrupted in the plans of webapp_scale.txtar: ", wantStatus: "signal: interrupt",
+			alsoOut: []string{"stopping the control plane", "no report is written"}},
 		{name: "SIGINT to go test", bin: harnessTest, dir: "../../harness", env: []string{"RACEKIT_SIGNAL_TARGET=1"}, args: []string{"-test.run", "TestSignalTarget$", "-test.v"},
 			signalAt: "ready", wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
 		// The fuzzing coordinator stops each worker, and each worker its
 		// control plane, once -fuzztime is spent; the run must then return.
-		{name: "fuzzing run", bin: bins.harnessFz, dir: "../../harness", args: fuzz,
+		{name: "fuzzing run", bin: bins.harnessFz, dir: "../../harness", env: fuzzEnv, args: fuzz,
 			wantOut: "PASS", wantStatus: "exit status 0", alsoOut: []string{"now fuzzing with 1 workers"}, bound: 3 * time.Minute},
 		// A worker that crashes cannot stop its control plane; the
 		// coordinator adopts the orphans and ends them after the run.
-		{name: "fuzzing worker crashes", bin: bins.harnessFz, dir: "../../harness", env: []string{"RACEKIT_FUZZ_CRASH=1"}, args: fuzz,
+		{name: "fuzzing worker crashes", bin: bins.harnessFz, dir: "../../harness", env: append([]string{"RACEKIT_FUZZ_CRASH=1"}, fuzzEnv...), args: fuzz,
 			wantOut: "fuzzing process hung or terminated unexpectedly: exit status 3", wantStatus: "exit status 1", bound: 3 * time.Minute},
 	}
 	for _, tc := range tests {

@@ -53,7 +53,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	a.Prelude(settle(operatorsOf(operatorNames(a.Setup(), ""), nil)))
 	var ref1 State
 	l, err := a.Learn(ctx, cp, opts, filepath.Join(dir, "learn"), append(settle(static), observe(nil)),
-		func(sc *language.Scenario) { ref1 = Observed(sc) }, xo.Exhaustive)
+		func(sc *language.Scenario) { ref1 = Observed(sc) }, xo)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		base[i].Index = i
 		base[i].Done = func(sc *language.Scenario) { bstates[i] = Observed(sc) }
 	}
-	bils := a.Run(ctx, cp, opts, filepath.Join(dir, "base"), base, xo)
+	bils := a.Run(ctx, cp, opts, filepath.Join(dir, "base"), StageBase, base, xo)
 	p.recurs = recurring(bils[0].Trace.Rows())
 	faults := p.faults()
 	if xo.AutoNull {
@@ -103,7 +103,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		}
 		all[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
 	}
-	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), all, xo)
+	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), StagePlans, all, xo)
 	out := ran[:len(todo)]
 
 	o := newOracle(ref1, bstates[0], bils[0])
@@ -140,7 +140,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		for i := range again {
 			again[i].Done = func(sc *language.Scenario) { states2[i] = Observed(sc) }
 		}
-		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), again, xo)
+		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), StageConfirm, again, xo)
 		for j, i := range againAt {
 			o.judge(&ils2[j], states2[j], p.group[again[j].Name])
 			o.confirm(&out[i], ils2[j])
@@ -156,6 +156,14 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	rep.Auto = sum
 	return rep, nil
 }
+
+// The stages of an explore auto exploration after its learning run
+// (explore.Options.Stage).
+const (
+	StageBase    = "the second reference run and the twins"
+	StagePlans   = "the plans"
+	StageConfirm = "the reruns that confirm the findings"
+)
 
 // byClock returns the operators that idle settled by a quiet period in
 // any of ils, sorted, and how many of ils it did so in: their verdicts

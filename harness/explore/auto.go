@@ -159,15 +159,16 @@ type Learned struct {
 // (the lines package auto settles and reads the end state with); done,
 // if set, is called with the run's scenario when its script ends. It
 // fails as explore's learning run does when the run fails.
-func (a *Auto) Learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir string, tail []string, done func(*language.Scenario), exhaustive bool) (*Learned, error) {
+func (a *Auto) Learn(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir string, tail []string, done func(*language.Scenario), xo Options) (*Learned, error) {
 	e := *a.e
 	e.tail, e.learnDone = tail, done
+	xo.stage(StageLearning, 1)
 	l, err := learn(ctx, cp, opts, &e, dir)
 	if err != nil {
 		return nil, err
 	}
 	a.e.onTheirOwn = e.onTheirOwn
-	if exhaustive {
+	if xo.Exhaustive {
 		l.exhaustive()
 	}
 	out := &Learned{Moments: l.all, Seq: l.seq, Racing: l.racing, Trace: l.trace, From: l.from, Lives: l.lives, l: l}
@@ -218,7 +219,10 @@ type Plan struct {
 // each in a namespace and a folder of its own under dir, and returns
 // their interleavings in plans' order, judged as explore judges a run:
 // package auto judges them again by its oracle.
-func (a *Auto) Run(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir string, plans []Plan, xo Options) []Interleaving {
+//
+// what names the stage the plans are (Options.Stage).
+func (a *Auto) Run(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir, what string, plans []Plan, xo Options) []Interleaving {
+	xo.stage(what, len(plans))
 	todo := make([]run, len(plans))
 	for i := range plans {
 		todo[i] = run{index: plans[i].Index, plan: &plans[i]}

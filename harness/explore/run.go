@@ -33,6 +33,13 @@ type Options struct {
 	// many have ended, of how many, and how many failed so far; calls are
 	// serialized.
 	Progress func(done, total, failed int)
+	// Stage, if set, is called as each stage of the exploration begins,
+	// with what it is ("the learning run", "the runs"; explore auto's
+	// stages: its second reference run and twins, its plans, the reruns
+	// that confirm its findings) and how many runs it holds (1 for the
+	// learning run): what a report of an interrupted exploration says it
+	// was doing (racekit explore). Progress counts the runs of the stage.
+	Stage func(what string, runs int)
 	// Shard, if N is set, runs the runs of shard I of N (1 ≤ I ≤ N): a split
 	// by each run's name, the same on every machine, so that N processes,
 	// anywhere, run every run once between them (Merge joins them).
@@ -114,6 +121,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	for _, in := range e.interferers {
 		rep.Interferers = append(rep.Interferers, in.line())
 	}
+	xo.stage(StageLearning, 1)
 	l, err := learn(ctx, cp, opts, e, filepath.Join(dir, "learn"))
 	if err != nil {
 		return nil, err
@@ -156,11 +164,26 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	if parallel <= 0 {
 		parallel = DefaultParallel()
 	}
+	xo.stage(StageRuns, len(todo))
 	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, parallel, xo.Progress)
 	if err := interfererFails(e, rep); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// The stages of an exploration (Options.Stage); explore auto's are in
+// package auto.
+const (
+	StageLearning = "the learning run"
+	StageRuns     = "the runs"
+)
+
+// stage tells xo.Stage, if set, that a stage of runs runs begins.
+func (xo Options) stage(what string, runs int) {
+	if xo.Stage != nil {
+		xo.Stage(what, runs)
+	}
 }
 
 // run is one of an exploration's runs: its place among them all, and the
