@@ -453,6 +453,12 @@ type whereAt struct {
 
 // stage notes that the stage what, of runs runs, begins (Options.Stage).
 func (w *whereAt) stage(what string, runs int) {
+	if w.stopped() {
+		// The runs of the stage an interrupt overtook failed, and
+		// the exploration went on to the next: the interrupt is in
+		// the stage it was in.
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.what, w.runs, w.done, w.failed = what, runs, 0, 0

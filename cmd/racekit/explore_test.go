@@ -343,7 +343,8 @@ func TestProgressLine(t *testing.T) {
 // TestWhereAt checks what an interrupted racekit explore says of how far it
 // got: nothing before the first stage began, the stage and its runs done
 // and failed, with runs that end once the process was interrupted left
-// out (they failed because the control plane went), and nothing once the
+// out (they failed because the control plane went), as are the stages
+// they began, and nothing once the
 // exploration has ended. Without a terminal, each stage is logged.
 func TestWhereAt(t *testing.T) {
 	var log strings.Builder
@@ -356,6 +357,11 @@ func TestWhereAt(t *testing.T) {
 	assert.Equal(t, at.interrupted(), "interrupted in the plans of x.txtar: 3 of 29 runs done, 1 failed; no report is written")
 	stopped = true
 	at.progress(9, 29, 7)
+	assert.Equal(t, at.interrupted(), "interrupted in the plans of x.txtar: 3 of 29 runs done, 1 failed; no report is written")
+	// The plans the interrupt failed end their stage, and the next
+	// begins: the interrupt is still in the plans (make test saw
+	// "interrupted in the reruns ... 0 of 21 runs done").
+	at.stage("the reruns that confirm the findings", 21)
 	assert.Equal(t, at.interrupted(), "interrupted in the plans of x.txtar: 3 of 29 runs done, 1 failed; no report is written")
 	at.over()
 	assert.Equal(t, at.interrupted(), "")

@@ -289,6 +289,7 @@ func TestNoLeaks(t *testing.T) {
 		wantStatus string
 		readme     bool          // the output must contain the README's demo excerpt
 		alsoOut    []string      // more that the output must contain
+		notOut     []string      // what the output must not contain
 		bound      time.Duration // if set, how long the run may take before it counts as hung
 	}{
 		{name: "passing run", bin: racekit, args: []string{"run", "-v"}, wantOut: "PASS deployment_conflict", wantStatus: "exit status 0", readme: true},
@@ -304,7 +305,11 @@ func TestNoLeaks(t *testing.T) {
 		// says how far it got.
 		{name: "SIGINT to racekit explore, explore auto", bin: racekit, args: []string{"explore", "../../testdata/auto/webapp_scale.txtar"},
 			signalAt: "webapp_scale.txtar: the plans (", wantOut: "interrupted in the plans of webapp_scale.txtar: ", wantStatus: "signal: interrupt",
-			alsoOut: []string{"stopping the control plane", "no report is written"}},
+			alsoOut: []string{"stopping the control plane", "no report is written"},
+			// The plans the interrupt failed began no next stage, and
+			// no run made a work folder while the control plane's was
+			// being removed (the watchdog said "directory not empty").
+			notOut: []string{"the reruns that confirm", "racekit-watchdog"}},
 		{name: "SIGINT to go test", bin: harnessTest, dir: "../../harness", env: []string{"RACEKIT_SIGNAL_TARGET=1"}, args: []string{"-test.run", "TestSignalTarget$", "-test.v"},
 			signalAt: "ready", wantOut: "stopping the control plane", wantStatus: "signal: interrupt"},
 		// The fuzzing coordinator stops each worker, and each worker its
@@ -341,6 +346,9 @@ func TestNoLeaks(t *testing.T) {
 			assert.Equal(t, status(cmd), tc.wantStatus, "output:\n%s", seen)
 			for _, want := range tc.alsoOut {
 				assert.Assert(t, strings.Contains(seen, want), "want %q in the output:\n%s", want, seen)
+			}
+			for _, unwanted := range tc.notOut {
+				assert.Assert(t, !strings.Contains(seen, unwanted), "want no %q in the output:\n%s", unwanted, seen)
 			}
 			if tc.readme {
 				excerpt := readmeExcerpt(t)

@@ -1,17 +1,17 @@
 package controlplane
 
 import (
-	"time"
-
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -63,8 +63,10 @@ type ControlPlane struct {
 	// exits; guarded by mu.
 	onInterrupt []func()
 	interrupted bool // a signal arrived; the handler will exit the process
-	stop        sync.Once
-	err         error
+	// stopping is set as Stop begins: Scratch makes no folder after it.
+	stopping bool
+	stop     sync.Once
+	err      error
 	// kill makes Stop kill the processes instead of letting them drain
 	// (WithKillOnStop).
 	kill bool
@@ -85,6 +87,11 @@ type ControlPlane struct {
 	// still means to read them (revisions.go).
 	holds RevisionHolds
 }
+
+// ErrStopped is what asks for the control plane's resources after Stop
+// has begun get: a run an interrupt overtook fails by it, and reports
+// nothing.
+var ErrStopped = errors.New("the control plane is stopping")
 
 // StartOption changes how Start starts.
 type StartOption func(*startConfig)
@@ -247,18 +254,28 @@ func (cp *ControlPlane) warmUp(ctx context.Context, crds []*apiextensionsv1.Cust
 // from several goroutines.
 func (cp *ControlPlane) Stop() error {
 	cp.stop.Do(func() {
+		cp.mu.Lock()
+		cp.stopping = true
+		kill := cp.kill // an interrupt sets it (stopOnSignal)
+		cp.mu.Unlock()
 		cp.killSpawned()
 		if cp.signals != nil {
 			signal.Stop(cp.signals)
 			close(cp.signals)
 		}
-		cp.mu.Lock()
-		kill := cp.kill // an interrupt sets it (stopOnSignal)
-		cp.mu.Unlock()
 		if kill {
 			cp.killProcesses()
 		}
-		cp.err = errors.Join(cp.env.Stop(), os.RemoveAll(cp.root))
+		// Runs still in flight (an interrupt stops the control plane
+		// under them) may still write to their work folders: moved
+		// aside first, the folders take no new file by their paths, and
+		// the removal cannot meet one made while it reads (the watchdog
+		// said "directory not empty").
+		scripts := filepath.Join(cp.root, "scripts")
+		if err := os.Rename(scripts, scripts+".stopped"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			cp.err = fmt.Errorf("move the scripts' folders aside: %w", err)
+		}
+		cp.err = errors.Join(cp.err, cp.env.Stop(), os.RemoveAll(cp.root))
 		cp.err = errors.Join(cp.err, cp.watchdog.Stop(cp.err == nil))
 	})
 	return cp.err
@@ -286,7 +303,16 @@ func (cp *ControlPlane) Close() error {
 // running the scripts' cleanup) and, when the process is killed, with
 // the watchdog. An exploration interrupted in the middle of its runs left
 // their work folders in TMPDIR.
+//
+// Once Stop has begun, Scratch refuses: a folder made then would outlive
+// the removal, or break it.
 func (cp *ControlPlane) Scratch() (string, error) {
+	cp.mu.Lock()
+	stopping := cp.stopping
+	cp.mu.Unlock()
+	if stopping {
+		return "", fmt.Errorf("scratch folder: %w", ErrStopped)
+	}
 	dir := filepath.Join(cp.root, "scripts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("scratch folder: %w", err)

@@ -210,9 +210,15 @@ func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Op
 			slots <- struct{}{}
 			defer func() { <-slots }()
 			var il Interleaving
-			if r.plan != nil {
+			switch {
+			case cp.Interrupted():
+				// The control plane is going and the process with it:
+				// a run started now would only fail, and its work
+				// folder race the removal of the control plane's.
+				il = Interleaving{Hooks: r.hooks, NotApplicable: true}
+			case r.plan != nil:
 				il = runPlan(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), *r.plan)
-			} else {
+			default:
 				il = interleave(ctx, cp, opts, e, filepath.Join(dir, strconv.Itoa(r.index)), r.hooks, len(e.interferers) > 1)
 			}
 			il.Index = r.index
