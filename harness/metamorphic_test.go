@@ -25,7 +25,8 @@ type noiseCase struct {
 
 // TestNoiseChangesNoVerdict runs every scenario the harness's own tests
 // run (the failing twins, bad input and faults, the teaching variants'
-// scripts, the controller scripts and the Python operator) with and
+// scripts and the Python operator; TestControllerScripts checks the
+// controller scripts so, and judges their plain runs) with and
 // without noise that cannot matter, and with every object's state read
 // from the API server (CheckNoise): each assertion's verdict, the rules it
 // names, and every failure that stops a script or ends it, must be the
@@ -49,15 +50,6 @@ func TestNoiseChangesNoVerdict(t *testing.T) {
 			}
 			return controlPlane(t), ScriptOptions{}, ""
 		}},
-	}
-	for _, dir := range controllerScripts {
-		name, _, _ := strings.Cut(dir, "/")
-		if name == "testdata" {
-			name = "controllers"
-		}
-		cases = append(cases, noiseCase{name, filepath.Join(dir, "*.txtar"), func(t *testing.T, _ string) (*ControlPlane, ScriptOptions, string) {
-			return controlPlane(t), ScriptOptions{Controllers: append(testControllers(), runningControllers()...)}, ""
-		}})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -79,6 +79,7 @@ func CheckNoise(ctx context.Context, cp *controlplane.ControlPlane, opts languag
 	plain := relation{}.run(ctx, cp, opts, filepath.Join(dir, "plain"), file, data, noisy)
 	changed := both.run(ctx, cp, opts, filepath.Join(dir, "noisy"), file, data, noisy)
 	nc.Plain, nc.Noisy = plain.verdicts, changed.verdicts
+	nc.Passed, nc.Log = plain.passed, plain.log
 	nc.Actors = noisy.actors
 	if plain.explored != nil {
 		nc.PlainTable = plain.explored.Table()
@@ -112,6 +113,12 @@ type NoiseCheck struct {
 	// Plain and Noisy are the verdicts of the two runs; the noisy run's
 	// name the original's lines.
 	Plain, Noisy []language.Verdict
+	// Passed and Log are the plain run's: whether it passed, and what
+	// testscript reported, each assertion that failed marked as one the
+	// script went on past. A test that must also know how the scenario
+	// ends reads them instead of running it a third time.
+	Passed bool
+	Log    string `json:",omitempty"`
 	// Actors are the scenario's actors the noisy run had watch the
 	// noise's resource.
 	Actors []string `json:",omitempty"`
@@ -151,6 +158,10 @@ func (r relation) String() string {
 type judged struct {
 	verdicts []language.Verdict
 	explored *explore.Report
+	// passed and log are the run's own: whether it passed, and what
+	// testscript reported.
+	passed bool
+	log    string
 	// line maps a line of the script that ran to the original's.
 	line func(int) int
 }
@@ -170,6 +181,7 @@ func (r relation) run(ctx context.Context, cp *controlplane.ControlPlane, opts l
 		}
 	}
 	res := language.RunScript(ctx, cp, opts, dir, file, script)
+	out.passed, out.log = res.Passed, res.Log
 	for _, v := range res.Verdicts {
 		out.verdicts = append(out.verdicts, out.at(v))
 	}

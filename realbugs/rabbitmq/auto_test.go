@@ -34,7 +34,13 @@ import (
 // caught up at once, so whether a reconcile read the old cluster being
 // deleted was a race; now the operator serves its metrics, idle settles
 // it by its workqueues, and the plan catches up one event at a time
-// (catch-up), so it comes in every run.
+// (catch-up), so it comes in the plan's run. Its rerun, which confirms a
+// finding, did not show it again once in make test on a loaded machine
+// (2026-12-07, load 8 to 10: "flaky"): the operator retries a 409 after a
+// back-off timer, and an item waiting on that timer is in no workqueue
+// idle reads, so whether the retry comes before the view's next step
+// still depends on time (docs/explore.md). The test reads the path from
+// the run's trace, confirmed or flaky.
 func TestAuto(t *testing.T) {
 	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V170} {
 		t.Run(r.Version, func(t *testing.T) {
@@ -54,13 +60,24 @@ func TestAuto(t *testing.T) {
 					// of how far the operator got before it passed.
 					t.Errorf("%s on %s: idle settled %v by a quiet period in %d runs, want every run settled by its workqueues", res.Name, r.Version, a.Clock, a.ClockRuns)
 				}
+				// A finding whose rerun did not show it again (flaky) is
+				// looked at too: it is no confirmed finding of #648, but a
+				// #648 with no stolen owner on v1.7.0 must not show even
+				// once, and the stolen-owner path is in the run's trace
+				// whether or not its rerun, under load, came the same way.
 				found, unexplained, stole := false, []string{}, map[string]bool{}
-				for _, il := range rep.Failed() {
+				for _, il := range rep.Interleavings {
+					if il.Passed || il.NotApplicable {
+						continue
+					}
 					for _, d := range il.Differences {
 						if d.Kind == "history" && d.Object == "statefulsets/r-server" && strings.HasPrefix(d.Field, "delete by rabbitmq") {
-							found = true
+							found = found || !il.Flaky
 							if stolen(il.Trace.Rows()) {
 								stole[il.Name] = true
+								if il.Flaky {
+									t.Logf("%s on %s: %s showed the stolen-owner path, and its rerun did not", res.Name, r.Version, il.Name)
+								}
 							} else {
 								unexplained = append(unexplained, il.Name)
 							}
