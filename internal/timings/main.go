@@ -29,6 +29,7 @@ type event struct {
 	Package string
 	Test    string
 	Elapsed float64
+	Output  string
 }
 
 // timing is one test's or package's time.
@@ -36,6 +37,9 @@ type timing struct {
 	pkg, test string
 	secs      float64
 	failed    bool
+	// output is what a failed test or package printed, its own lines
+	// only (a subtest's are its own).
+	output []string
 }
 
 func main() {
@@ -81,8 +85,15 @@ func main() {
 		}
 	}
 	report(os.Stdout, tests, pkgs, *n)
+	failures := reportFailures(os.Stdout, tests, pkgs)
 	if !*fromJSON {
 		fmt.Printf("timings: %s in all\n", time.Since(start).Round(time.Second))
+	}
+	if failures > 0 {
+		// The times of a run that failed are a failing run's: say so
+		// in the status too, not only in the table.
+		fmt.Fprintf(os.Stderr, "timings: %d failed (their output is above)\n", failures)
+		os.Exit(1)
 	}
 }
 
@@ -126,6 +137,7 @@ func read(r io.Reader) (tests, pkgs []timing, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	started := map[string]time.Time{}
+	output := map[string][]string{}
 	for sc.Scan() {
 		var e event
 		if json.Unmarshal(sc.Bytes(), &e) != nil {
@@ -135,14 +147,22 @@ func read(r io.Reader) (tests, pkgs []timing, err error) {
 		if e.Action == "run" || e.Action == "start" {
 			started[key] = e.Time
 		}
+		if e.Action == "output" {
+			output[key] = append(output[key], strings.TrimSuffix(e.Output, "\n"))
+		}
 		if e.Action != "pass" && e.Action != "fail" {
 			continue
 		}
+		lines := output[key]
+		delete(output, key)
 		secs := e.Elapsed
 		if s, ok := started[key]; ok && !e.Time.IsZero() {
 			secs = max(secs, e.Time.Sub(s).Seconds())
 		}
 		t := timing{pkg: e.Package, test: e.Test, secs: secs, failed: e.Action == "fail"}
+		if t.failed {
+			t.output = lines
+		}
 		if e.Test == "" {
 			pkgs = append(pkgs, t)
 		} else {
@@ -187,6 +207,52 @@ func report(w io.Writer, tests, pkgs []timing, n int) {
 		}
 		fmt.Fprintf(w, "| %d | %s%s | %s | %.1f | %s |\n", i+1, t.test, failed(t), strings.TrimPrefix(t.pkg, "github.com/racekit/racekit"), t.secs, sub)
 	}
+}
+
+// tail is how many of a failure's last lines reportFailures prints.
+const tail = 60
+
+// reportFailures writes what each failed test printed, and each failed
+// package with no failed test (a build that failed, a TestMain, a
+// timeout), its last lines, and returns how many it wrote. A test whose
+// subtests failed is left to them: its own lines are the --- FAIL
+// lines.
+func reportFailures(w io.Writer, tests, pkgs []timing) int {
+	n := 0
+	hasFailedChild := map[string]bool{}
+	for _, t := range tests {
+		if !t.failed {
+			continue
+		}
+		hasFailedChild[t.pkg+" "] = true
+		if i := strings.LastIndex(t.test, "/"); i >= 0 {
+			hasFailedChild[t.pkg+" "+t.test[:i]] = true
+		}
+	}
+	write := func(t timing, name string) {
+		n++
+		lines := t.output
+		if len(lines) > tail {
+			fmt.Fprintf(w, "--- %s failed (its last %d lines of %d):\n", name, tail, len(lines))
+			lines = lines[len(lines)-tail:]
+		} else {
+			fmt.Fprintf(w, "--- %s failed:\n", name)
+		}
+		for _, l := range lines {
+			fmt.Fprintln(w, "    "+l)
+		}
+	}
+	for _, t := range tests {
+		if t.failed && !hasFailedChild[t.pkg+" "+t.test] {
+			write(t, t.pkg+" "+t.test)
+		}
+	}
+	for _, p := range pkgs {
+		if p.failed && !hasFailedChild[p.pkg+" "] {
+			write(p, p.pkg)
+		}
+	}
+	return n
 }
 
 func failed(t timing) string {
