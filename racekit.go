@@ -85,6 +85,10 @@ type (
 	Interleaving = harness.Interleaving
 	// Moment is a point of a workload's calls an exploration hooks.
 	Moment = harness.Moment
+	// Difference is one way an explore auto plan's run ended unlike the
+	// reference runs (Interleaving.Differences): its kind (field, object,
+	// history or failure), the object, the field, and the two values.
+	Difference = harness.Difference
 	// Failure is one thing that went wrong in a scenario's run, as
 	// values: its kind, file:line, command, message, and, for a claim
 	// that does not hold, what it claimed, wanted and got.

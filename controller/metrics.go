@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
@@ -40,6 +41,8 @@ var conflictLabels = [][2]string{
 type Metrics struct {
 	registry  *prometheus.Registry
 	conflicts *prometheus.CounterVec
+	// queue is the workqueue's metrics provider (Run's queue, QueueName).
+	queue *queueMetrics
 }
 
 // NewMetrics returns the controller's metrics, with the Go and process
@@ -55,6 +58,7 @@ func NewMetrics() *Metrics {
 		}, []string{"resource", "operation"}),
 	}
 	m.registry.MustRegister(m.conflicts, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.queue = newQueueMetrics(m.registry)
 	for _, l := range conflictLabels {
 		m.conflicts.WithLabelValues(l[0], l[1])
 	}
@@ -91,4 +95,79 @@ func (r *Reconciler) observe(ctx context.Context, err error, resource, operation
 	klog.FromContext(ctx).Info("Write conflict: the object changed after it was read; reading it again",
 		"resource", resource, "operation", operation, "sentResourceVersion", sentRV)
 	return err
+}
+
+// QueueName is the name of the controller's workqueue in its metrics
+// (workqueue_depth{name="webapp"} and the rest).
+const QueueName = "webapp"
+
+// queueMetrics are client-go's workqueue metrics, by queue name, under
+// the names client-go's own provider and controller-runtime's give them
+// (workqueue_depth, workqueue_adds_total, ...), in m's registry: what
+// tells whoever reads /metrics that the controller has nothing left to
+// do (its queue empty, every key it took done), and how long keys wait.
+type queueMetrics struct {
+	depth, unfinished, longest *prometheus.GaugeVec
+	adds, retries              *prometheus.CounterVec
+	latency, work              *prometheus.HistogramVec
+}
+
+// newQueueMetrics makes the workqueue metrics and registers them in reg.
+func newQueueMetrics(reg *prometheus.Registry) *queueMetrics {
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "workqueue", Name: name, Help: help}, []string{"name"})
+	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "workqueue", Name: name, Help: help}, []string{"name"})
+	}
+	histogram := func(name, help string) *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "workqueue", Name: name, Help: help,
+			Buckets: prometheus.ExponentialBuckets(10e-9, 10, 12)}, []string{"name"})
+	}
+	q := &queueMetrics{
+		depth:      gauge("depth", "Current depth of the workqueue."),
+		unfinished: gauge("unfinished_work_seconds", "Seconds of work in progress that no worker has finished; a large value means a stuck worker."),
+		longest:    gauge("longest_running_processor_seconds", "Seconds the longest running worker has been at its key."),
+		adds:       counter("adds_total", "Keys added to the workqueue."),
+		retries:    counter("retries_total", "Keys added back after a failed reconcile, with a back-off."),
+		latency:    histogram("queue_duration_seconds", "Seconds a key waits in the workqueue before a worker takes it."),
+		work:       histogram("work_duration_seconds", "Seconds a worker takes over one key."),
+	}
+	reg.MustRegister(q.depth, q.unfinished, q.longest, q.adds, q.retries, q.latency, q.work)
+	return q
+}
+
+// NewDepthMetric returns the depth gauge of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return q.depth.WithLabelValues(name)
+}
+
+// NewAddsMetric returns the adds counter of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	return q.adds.WithLabelValues(name)
+}
+
+// NewLatencyMetric returns the histogram of how long keys wait of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return q.latency.WithLabelValues(name)
+}
+
+// NewWorkDurationMetric returns the histogram of how long a worker takes over a key of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return q.work.WithLabelValues(name)
+}
+
+// NewUnfinishedWorkSecondsMetric returns the gauge of unfinished work of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.unfinished.WithLabelValues(name)
+}
+
+// NewLongestRunningProcessorSecondsMetric returns the gauge of the longest running worker of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.longest.WithLabelValues(name)
+}
+
+// NewRetriesMetric returns the retries counter of the queue called name (workqueue.MetricsProvider).
+func (q *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return q.retries.WithLabelValues(name)
 }

@@ -50,6 +50,12 @@ type RunOptions struct {
 // rate-limited queue. Reconcile itself reads every object with a GET from
 // the API server, never from the informers' caches.
 func Run(ctx context.Context, cfg *rest.Config, opts RunOptions) error {
+	return run(ctx, cfg, opts, New)
+}
+
+// run is Run with the Reconciler that build makes: New for Run, a
+// teaching variant's for RunTeachingVariant.
+func run(ctx context.Context, cfg *rest.Config, opts RunOptions, build func(client.Client, Options) *Reconciler) error {
 	log := klog.FromContext(ctx)
 	if opts.Workers < 0 {
 		return fmt.Errorf("workers must not be negative, got %d", opts.Workers)
@@ -79,8 +85,10 @@ func Run(ctx context.Context, cfg *rest.Config, opts RunOptions) error {
 	}
 
 	l := &loop{
-		queue:     workqueue.NewTypedRateLimitingQueue(opts.RateLimiter),
-		reconcile: New(c, opts.Options).Reconcile,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{
+			Name: QueueName, MetricsProvider: opts.Metrics.queue,
+		}),
+		reconcile: build(c, opts.Options).Reconcile,
 	}
 	defer l.queue.ShutDown()
 

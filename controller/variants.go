@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -29,6 +30,20 @@ func NewTeachingVariant(c client.Client, opts Options, v teaching.Variant) *Reco
 	r := New(c, opts)
 	r.variant = v
 	return r
+}
+
+// RunTeachingVariant runs the controller as Run does (informers, a
+// rate-limited workqueue, workers), with the Reconciler of the teaching
+// variant v, so that a race that needs the controller running on its own
+// (explore auto's restarts, stale views and hidden states) can show what
+// the rule v breaks is for. Like NewTeachingVariant it is for the racekit
+// harness and for teaching: Run never runs a variant.
+func RunTeachingVariant(ctx context.Context, cfg *rest.Config, opts RunOptions, v teaching.Variant) error {
+	return run(ctx, cfg, opts, func(c client.Client, o Options) *Reconciler {
+		r := New(c, o)
+		r.variant = v
+		return r
+	})
 }
 
 // Variant returns the teaching variant r was built as: the zero Variant,

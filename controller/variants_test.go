@@ -31,7 +31,7 @@ func TestProductionBreaksNoRule(t *testing.T) {
 // TestTeachingVariantsStayInTheRacingSide reads the module's Go source,
 // tests aside, and checks who may select a teaching variant: only
 // controller/race, which plugs the reference controller into racekit,
-// calls NewTeachingVariant; the two files that start the production
+// calls NewTeachingVariant or RunTeachingVariant; the two files that start the production
 // controller (controller/run.go for controller.Run, cmd/racekit/controller.go
 // for the racekit controller command) do not import package teaching. It
 // does not follow calls: the controller's own code names the variants, in
@@ -64,7 +64,7 @@ func TestTeachingVariantsStayInTheRacingSide(t *testing.T) {
 			}
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && calls(call, "NewTeachingVariant") {
+			if call, ok := n.(*ast.CallExpr); ok && (calls(call, "NewTeachingVariant") || calls(call, "RunTeachingVariant")) {
 				callers = append(callers, rel)
 			}
 			return true
@@ -74,7 +74,7 @@ func TestTeachingVariantsStayInTheRacingSide(t *testing.T) {
 	assert.NilError(t, err)
 
 	for _, c := range callers {
-		assert.Assert(t, strings.HasPrefix(c, "controller/race/"), "%s calls NewTeachingVariant: only the reference controller's racing side (controller/race) may build a teaching variant", c)
+		assert.Assert(t, strings.HasPrefix(c, "controller/race/"), "%s calls NewTeachingVariant or RunTeachingVariant: only the reference controller's racing side (controller/race) may build or run a teaching variant", c)
 	}
 	assert.Assert(t, len(callers) > 0, "controller/race no longer calls NewTeachingVariant; this test checks nothing")
 	for _, production := range []string{"controller/run.go", "cmd/racekit/controller.go"} {

@@ -123,8 +123,8 @@ func autoPruningIsSound(t *testing.T, file string, pruned *ExploreReport) {
 // reads live, retries conflicts from a fresh read and confirms status for
 // the generation it read, so no restart, stale view or hidden state
 // changes where it ends. An oracle that called a fault's own noise a
-// difference would fail here. (The teaching variants run only under
-// reconcile, not start: see docs/explore.md, explore auto.)
+// difference would fail here. (TestAutoFinalizerVariant runs a teaching
+// variant on its own.)
 func TestAutoReference(t *testing.T) {
 	c := controlPlane(t)
 	rep, err := Explore(context.Background(), c, refOptions(t, c, ""), "../testdata/auto/webapp_scale.txtar", ExploreOptions{})
@@ -165,5 +165,53 @@ metadata:
 	assert.ErrorContains(t, err, "never.txtar:5")
 	for _, want := range []string{"ran out of time", "busy was still busy after 1s", "list configmaps"} {
 		assert.ErrorContains(t, err, want)
+	}
+}
+
+// TestAutoFinalizerVariant explores testdata/auto/webapp_delete.txtar (the
+// user deletes the WebApp) auto against the production reference
+// controller, running on its own, and against the teaching variant
+// finalizer-before-cleanup, which removes its finalizer before it
+// deregisters. The production controller fails no plan; the variant
+// fails exactly one, the restart between its finalizer's removal and its
+// deregistration, which the history shows as the registry's delete the
+// references made and the run did not (a call outside the API server,
+// compared by whether it was made: auto.HistoryOf). The regression
+// scenario emitted for it must fail against the variant at that claim
+// and pass against the production controller. (The other variants break
+// rules of conflict handling, which only a second writer at a moment
+// shows: explore's with lines, not auto's faults; docs/explore.md.)
+func TestAutoFinalizerVariant(t *testing.T) {
+	const file = "../testdata/auto/webapp_delete.txtar"
+	c := controlPlane(t)
+	prod, err := Explore(context.Background(), c, refOptions(t, c, ""), file, ExploreOptions{})
+	assert.NilError(t, err)
+	assert.Assert(t, prod.Auto != nil, "explored nothing auto")
+	assert.DeepEqual(t, findings(prod), []string(nil))
+
+	rep, err := Explore(context.Background(), c, refOptions(t, c, "finalizer-before-cleanup"), file, ExploreOptions{})
+	assert.NilError(t, err)
+	failed := rep.Failed()
+	assert.Equal(t, len(failed), 1, "want one finding:\n%s", rep.Table())
+	il := failed[0]
+	want := []explore.Difference{{Kind: "history", Object: "registrations/web", Field: "delete by controller (204)", Reference: "1", Run: "0"}}
+	assert.DeepEqual(t, il.Differences, want)
+	assert.Equal(t, il.Class, auto.ClassIntermediate)
+	assert.Assert(t, len(il.Emit) > 0, "no regression scenario emitted")
+
+	emitted := filepath.Join(t.TempDir(), "finalizer_emitted.txtar")
+	assert.NilError(t, os.WriteFile(emitted, il.Emit, 0o644))
+	for _, tc := range []struct {
+		bug    string
+		passed bool
+	}{{"finalizer-before-cleanup", false}, {"", true}} {
+		opts := refOptions(t, c, tc.bug)
+		opts.Files = []string{emitted}
+		res := RunFiles(context.Background(), c, opts)
+		assert.Equal(t, len(res), 1)
+		assert.Equal(t, res[0].Passed, tc.passed, "against %q:\n%s", tc.bug, res[0].Log)
+		if !tc.passed {
+			assert.Assert(t, strings.Contains(res[0].Log, "wire controller delete registrations/web 204 1"), "failed elsewhere:\n%s", res[0].Log)
+		}
 	}
 }

@@ -90,7 +90,7 @@ func findBinaries() {
 // TestTraceForTools, TestExploreShardsAsProcesses, racekit proxy's
 // end-to-end tests and TestCRDsFromTheCommandLine.
 var binaryTests = []string{"TestNoLeaks", "TestNoLeakOnClosedPipe", "TestNoLeaksSpawned", "TestNoLeaksKilled", "TestTraceForTools", "TestExploreShardsAsProcesses",
-	"TestProxyEndToEnd", "TestProxyDefaultFolder", "TestCRDsFromTheCommandLine"}
+	"TestProxyEndToEnd", "TestProxyDefaultFolder", "TestCRDsFromTheCommandLine", "TestAutoProcess"}
 
 // wantsLeakTests reports whether -run selects one of binaryTests, so that a
 // run of the other tests builds nothing.

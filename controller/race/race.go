@@ -79,9 +79,6 @@ func Controllers(opts Options) []*racekit.Controller {
 		// wake a rate-limited workqueue, one worker, and every call
 		// through racekit's hooks and recorder.
 		Run: func(ctx context.Context, in *racekit.Instance) error {
-			if !opts.Bug.IsZero() {
-				return fmt.Errorf("teaching variant %s runs only under reconcile; start runs the production controller", opts.Bug.Name())
-			}
 			srv, err := registryOf(in.Scenario())
 			if err != nil {
 				return err
@@ -91,7 +88,11 @@ func Controllers(opts Options) []*racekit.Controller {
 				Registry: registry.NewClient(srv.url, in.HTTPClient("registry")),
 				Metrics:  controller.NewMetrics(),
 			}
-			return controller.Run(ctx, in.Config, controller.RunOptions{Options: o, Namespace: in.Namespace, Workers: 1})
+			ro := controller.RunOptions{Options: o, Namespace: in.Namespace, Workers: 1}
+			if !opts.Bug.IsZero() {
+				return controller.RunTeachingVariant(ctx, in.Config, ro, opts.Bug)
+			}
+			return controller.Run(ctx, in.Config, ro)
 		},
 	}}
 }

@@ -125,9 +125,10 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		if p.cut[todo[i].Name] {
 			stalled(&out[i], a.WorkloadLine(len(todo[i].Hooks)+len(todo[i].Heads)))
 		}
-		discarded, unsettled := o.judge(&out[i], states[i], p.group[todo[i].Name])
-		sum.Discarded += discarded
-		sum.Unsettled += unsettled
+		j := o.judge(&out[i], states[i], p.group[todo[i].Name])
+		sum.Discarded += j.discarded
+		sum.Echoed += j.echoed
+		sum.Unsettled += j.unsettled
 		if !out[i].Passed && !out[i].NotApplicable {
 			again = append(again, todo[i])
 			againAt = append(againAt, i)
@@ -258,14 +259,24 @@ func (o *oracle) differences(st State, il explore.Interleaving) []explore.Differ
 	return ds
 }
 
+// judged counts the differences judge set aside, and why: a twin showed
+// them too (discarded); a condition carried a 409 the run met (echoed);
+// the operator waits to retry a 409 (unsettled: end-state differences).
+type judged struct{ discarded, echoed, unsettled int }
+
 // judge sets il's outcome by the oracle: a failure when it has
-// differences the neutral twins do not; n/a when explore found its moment
-// never came, or it could not start; a pass otherwise. It returns how many
-// differences it set aside because a twin showed them too.
-func (o *oracle) judge(il *explore.Interleaving, st State, group string) (discarded, unsettled int) {
-	ds, discarded := Without(o.differences(st, *il), o.twins[group])
-	if retrying(il.Trace.Rows(), o.actors) {
-		ds, unsettled = historyAndFailures(ds)
+// differences the neutral twins do not, that do not merely echo a 409 the
+// fault brought (echoes); n/a when explore found its moment never came,
+// or it could not start; a pass otherwise. It returns how many
+// differences it set aside, and why.
+func (o *oracle) judge(il *explore.Interleaving, st State, group string) judged {
+	var j judged
+	var ds []explore.Difference
+	ds, j.discarded = Without(o.differences(st, *il), o.twins[group])
+	rows := il.Trace.Rows()
+	ds, j.echoed = echoes(ds, rows, o.actors)
+	if retrying(rows, o.actors) {
+		ds, j.unsettled = historyAndFailures(ds)
 	}
 	keepNA := il.NotApplicable && !strings.HasPrefix(il.NotApplicableWhy, "interferer failed")
 	switch {
@@ -286,7 +297,7 @@ func (o *oracle) judge(il *explore.Interleaving, st State, group string) (discar
 		il.Passed, il.Failure = true, ""
 	}
 	il.Differences = ds
-	return discarded, unsettled
+	return j
 }
 
 // firstFailure returns the first line of the first failure of fs that

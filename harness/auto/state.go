@@ -53,10 +53,23 @@ func unrecorded(object string) bool { return slices.Contains(Unrecorded, resourc
 
 // HistoryOf counts rows' successful creates and deletes of objects in the
 // scenario's namespace (or cluster-scoped), but of Unrecorded resources.
+//
+// A call outside the API server (a side-effect service's, such as the
+// reference controller's registry) counts by whether it was made with
+// that answer, not how often: the service may answer a repeated call as
+// it did the first (a registration made again, a deregistration of what
+// is gone), and a restart repeats what the life before it did, so their
+// number says when the controller died, not what it decided. That the
+// run never made a call both references made (a cleanup the crash
+// skipped), or made one neither did, is what it says.
 func HistoryOf(rows []record.Row) History {
 	h := History{}
 	for _, r := range rows {
-		if (r.Verb != "create" && r.Verb != "delete") || r.Code/100 != 2 || r.Service != "" || r.OtherNamespace != "" || unrecorded(r.Object) {
+		if (r.Verb != "create" && r.Verb != "delete") || r.Code/100 != 2 || r.OtherNamespace != "" || unrecorded(r.Object) {
+			continue
+		}
+		if r.Service != "" {
+			h[historyKey(r.Verb, r.Actor, r.Object, r.Code)] = 1
 			continue
 		}
 		h[historyKey(r.Verb, r.Actor, r.Object, r.Code)]++

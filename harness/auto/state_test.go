@@ -98,12 +98,15 @@ func TestPrefixAndHistory(t *testing.T) {
 		{Seq: 3, Actor: "op", Verb: "update", Object: "configmaps/a", Code: 409},
 		{Seq: 4, Actor: "op", Verb: "delete", Object: "configmaps/a", Code: 200},
 		{Seq: 5, Actor: "op", Verb: "create", Object: "events", Code: 201},
+		{Seq: 6, Actor: "op", Verb: "delete", Object: "registrations/a", Code: 204, Service: "registry"},
+		{Seq: 7, Actor: "op", Verb: "delete", Object: "registrations/a", Code: 204, Service: "registry"},
+		{Seq: 8, Actor: "op", Verb: "create", Object: "registrations/a", Code: 409, Service: "registry"},
 	}
 	w := writesTo(rows, "configmaps")
 	assert.DeepEqual(t, w, []int{1, 4})
 	assert.Equal(t, prefix(w, "before", 4), "1")
 	assert.Equal(t, prefix(w, "after", 4), "1,4")
-	if d := cmp.Diff(HistoryOf(rows), History{"create setup configmaps/a 201": 1, "delete op configmaps/a 200": 1}); d != "" {
+	if d := cmp.Diff(HistoryOf(rows), History{"create setup configmaps/a 201": 1, "delete op configmaps/a 200": 1, "delete op registrations/a 204": 1}); d != "" {
 		t.Error(d)
 	}
 }

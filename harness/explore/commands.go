@@ -152,6 +152,9 @@ func (r *Report) Table() string {
 		if a.Unsettled > 0 {
 			unsettled = fmt.Sprintf(", %d end-state differences of runs whose operator waits to retry after a 409", a.Unsettled)
 		}
+		if a.Echoed > 0 {
+			unsettled = fmt.Sprintf(", %d differences of conditions that report a 409 the run met", a.Echoed) + unsettled
+		}
 		fmt.Fprintf(&b, "  auto: %d reference runs; %s; %d masked fields, %d differences the neutral twin showed too, %d flaky%s\n",
 			a.References, autoPlans(a.Plans), len(a.Masked), a.Discarded, a.Flaky, unsettled)
 		if len(a.Clock) > 0 {

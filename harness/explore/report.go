@@ -120,6 +120,12 @@ type AutoSummary struct {
 	// the findings that a rerun did not show again.
 	Discarded int
 	Flaky     int
+	// Echoed counts the differences left out because they were a
+	// condition whose message carried the API server's 409 Conflict
+	// answer to the operator's own write in that run: the fault's echo
+	// (a lagging view's writes are refused, and the operator says so),
+	// not what the operator did of it (docs/explore.md, the oracle).
+	Echoed int `json:",omitempty"`
 	// Unsettled counts the end-state differences left out of runs that
 	// ended with an operator's last write refused with 409 Conflict: it
 	// waits to retry in a back-off that no signal shows, so its end state
