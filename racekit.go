@@ -165,6 +165,12 @@ type Setup struct {
 	// at once; zero means four per CPU. Runs that need the same fixed
 	// port take turns for it whatever the number.
 	ExploreParallel int
+	// ExploreShrink makes each confirmed finding's regression scenario of
+	// an explore auto exploration (Interleaving.Emit) smaller: its setup
+	// lines and workload commands are left out, one at a time, while it
+	// still fails at its claim and its neutral twin passes. It costs two
+	// runs a line tried; racekit explore --emit does it.
+	ExploreShrink bool
 	// Kubernetes is the release the process's control plane runs, one of
 	// racekit's release matrix ("1.35.4"); empty means $RACEKIT_KUBERNETES,
 	// or the default, 1.37.2. One control plane serves a test process, so
@@ -395,7 +401,7 @@ func playFiles(c *harness.ControlPlane, opts harness.ScriptOptions, files []stri
 // (ReadCRDs): s's controllers and commands, checked.
 func (s Setup) ScriptOptions() (ScriptOptions, error) {
 	opts := harness.ScriptOptions{Dir: s.Dir, Controllers: s.Controllers, Commands: s.Commands,
-		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel}
+		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel, ExploreShrink: s.ExploreShrink}
 	return opts, opts.Check()
 }
 
@@ -427,7 +433,7 @@ func (s Setup) checkedOptions(needScenarios bool) (harness.ScriptOptions, error)
 		}
 	}
 	opts := harness.ScriptOptions{Dir: dir, Controllers: s.Controllers, Commands: s.Commands,
-		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel}
+		WaitTimeout: s.WaitTimeout, ExploreParallel: s.ExploreParallel, ExploreShrink: s.ExploreShrink}
 	if f := flag.Lookup("update"); f != nil {
 		opts.UpdateScripts = f.Value.String() == "true"
 	}

@@ -181,6 +181,9 @@ type ScriptOptions struct {
 	// ExploreParallel bounds the interleavings of an exploration that run
 	// at once; zero means DefaultExploreParallel (four per CPU).
 	ExploreParallel int
+	// ExploreShrink shrinks the regression scenario of each explore auto
+	// finding (ExploreOptions.Shrink).
+	ExploreShrink bool
 	// Controllers are the controllers scenarios may reconcile, by name.
 	Controllers []*Controller
 	// Commands are scenario commands beside the built-in ones: the
@@ -236,7 +239,7 @@ func (o ScriptOptions) Language() (language.Options, error) {
 		Commands: o.Commands,
 	}
 	registry, err := controllers.Registry(o.Controllers)
-	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel, Auto: auto.Explore})
+	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel, Auto: auto.Explore, Shrink: o.ExploreShrink})
 	if err != nil {
 		return lo, err
 	}
@@ -300,6 +303,7 @@ func Explore(ctx context.Context, cp *ControlPlane, o ScriptOptions, file string
 	if xo.Parallel == 0 {
 		xo.Parallel = o.ExploreParallel
 	}
+	xo.Shrink = xo.Shrink || o.ExploreShrink
 	xo.Auto = auto.Explore
 	return explore.Explore(ctx, cp, lo, file, xo)
 }

@@ -55,6 +55,9 @@ run, as racekit run --crds does; give it once per path. --emit DIR writes each
 failing run as a scenario of its own, DIR/NAME_MOMENT.txtar, which fails
 while the bug is there and passes once it is fixed; a run in which only the
 interferer's own command failed (n/a) is no finding and is not written.
+For explore auto, each confirmed finding's scenario is shrunk first: its
+setup lines and workload commands are left out, one at a time, while it
+still fails at its claim and its neutral twin passes.
 DIR must be empty or absent; racekit creates it, and never overwrites a
 file. With several FILEs, --emit writes every file's runs into DIR, and
 --shard runs shard I/N of each; --json and --html, which write one
@@ -311,7 +314,9 @@ func explore(args []string, stdout, stderr io.Writer, start startFunc) int {
 // code: it prints the table, and writes what --json, --html and --emit ask
 // for.
 func exploreFile(ctx context.Context, cp *harness.ControlPlane, opts harness.ScriptOptions, f exploreFlags, file string, lib []byte, stdout, stderr io.Writer) int {
-	xo := harness.ExploreOptions{Depth: f.depth, Variant: f.bug.Name()}
+	// An explore auto finding written by --emit is shrunk first: the
+	// setup lines and workload commands it does not need left out.
+	xo := harness.ExploreOptions{Depth: f.depth, Variant: f.bug.Name(), Shrink: f.emit != ""}
 	xo.Shard.I, xo.Shard.N = f.shard.i, f.shard.n
 	var line *progressLine
 	at := &whereAt{file: filepath.Base(file), stopped: cp.Interrupted}

@@ -255,6 +255,29 @@ func TestExplore(t *testing.T) {
 		assert.Assert(t, strings.HasPrefix(stderr.String(), "racekit explore: the learning run failed"), "stderr:\n%s", stderr.String())
 		assert.Equal(t, stdout.String(), "")
 	})
+
+	t.Run("explore auto: the table, --html and --emit show each finding's differences", func(t *testing.T) {
+		// The teaching variant that removes its finalizer before it
+		// deregisters, explored auto over a deletion: one finding, a
+		// registry call the references made and the run did not.
+		const diff = "delete by controller (204) registrations/web: 1 in the references, 0 here"
+		page, emitDir := filepath.Join(t.TempDir(), "auto.html"), filepath.Join(t.TempDir(), "found")
+		var stdout, stderr strings.Builder
+		code := explore([]string{"../../testdata/auto/webapp_delete.txtar", "--bug", "finalizer-before-cleanup", "--html", page, "--emit", emitDir}, &stdout, &stderr, shared)
+		assert.Equal(t, code, exitFail, "stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+		assert.Assert(t, strings.Contains(stdout.String(), "\n      "+diff+"\n"), "stdout:\n%s", stdout.String())
+		html, err := os.ReadFile(page)
+		assert.NilError(t, err)
+		assert.Assert(t, strings.Contains(string(html), diff), "the page does not show %q", diff)
+		files, err := filepath.Glob(filepath.Join(emitDir, "*.txtar"))
+		assert.NilError(t, err)
+		assert.Equal(t, len(files), 1, "stderr:\n%s", stderr.String())
+		emitted, err := os.ReadFile(files[0])
+		assert.NilError(t, err)
+		for _, want := range []string{"#   " + diff + "\n", "\nwire controller delete registrations/web 204 1\n", "# Shrunk: "} {
+			assert.Assert(t, strings.Contains(string(emitted), want), "no %q in the emitted scenario:\n%s", want, emitted)
+		}
+	})
 }
 
 // row is a row of racekit explore's table.

@@ -69,6 +69,16 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	bils := a.Run(ctx, cp, opts, filepath.Join(dir, "base"), StageBase, base, xo)
 	p.recurs = recurring(bils[0].Trace.Rows())
+	refs, refILs := []State{ref1, bstates[0]}, []explore.Interleaving{bils[0]}
+	if !MasksOf(refs).Empty() {
+		// The two references disagree: a third shows more of what the
+		// workload leaves to chance, before anything is masked by it.
+		third := []explore.Plan{{Name: "reference_3", Class: ClassReference, Fault: "none (reference run 3)", Tail: base[0].Tail}}
+		var st State
+		third[0].Done = func(sc *language.Scenario) { st = Observed(sc) }
+		ils := a.Run(ctx, cp, opts, filepath.Join(dir, "base3"), StageBase, third, xo)
+		refs, refILs = append(refs, st), append(refILs, ils[0])
+	}
 	faults := p.faults()
 	if xo.AutoNull {
 		faults = append(faults, p.null()...)
@@ -106,7 +116,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), StagePlans, all, xo)
 	out := ran[:len(todo)]
 
-	o := newOracle(ref1, bstates[0], bils[0])
+	o := newOracle(refs, refILs)
 	for _, op := range ops {
 		o.actors = append(o.actors, op.Actor)
 	}
@@ -116,7 +126,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	for i := len(todo); i < len(all); i++ {
 		o.twin(p.group[all[i].Name], states[i], ran[i])
 	}
-	sum := &explore.AutoSummary{References: 2, Plans: map[string]int{}, BaseMask: BaseMask}
+	sum := &explore.AutoSummary{References: len(refs), Plans: map[string]int{}, BaseMask: BaseMask}
 	sum.Masked, sum.Unstable = o.masks.List()
 	var again []explore.Plan
 	var againAt []int
@@ -149,7 +159,12 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 				sum.Flaky++
 				continue
 			}
-			out[i].Emit = regression(a, rep, todo[i], out[i])
+			out[i].Emit = regression(a, rep, todo[i], out[i], "")
+			if xo.Shrink {
+				sh := &shrinker{cp: cp, opts: opts, dir: filepath.Join(dir, "shrink", todo[i].Name), parallel: xo.Parallel}
+				twin, ok := p.twinOf(todo[i].Name, base)
+				out[i].Emit = sh.shrink(ctx, a, rep, todo[i], twin, ok, out[i])
+			}
 		}
 	}
 	sum.Clock, sum.ClockRuns = byClock(append(slices.Clip(bils), ran...))
@@ -218,12 +233,15 @@ type oracle struct {
 	actors []string
 }
 
-// newOracle returns the oracle of two reference runs: the learning run's
-// end state ref1, and the second run's, ref2 (its interleaving il2).
-func newOracle(ref1, ref2 State, il2 explore.Interleaving) *oracle {
-	o := &oracle{ref: ref1, masks: MasksOf([]State{ref1, ref2}), refFails: map[string]bool{}, twins: map[string][]explore.Difference{}}
-	for _, f := range il2.Failures {
-		o.refFails[signature(f)] = true
+// newOracle returns the oracle of the reference runs' end states refs,
+// the learning run's first, and the interleavings of the others, ils (a
+// failure one of them had is no plan's difference).
+func newOracle(refs []State, ils []explore.Interleaving) *oracle {
+	o := &oracle{ref: refs[0], masks: MasksOf(refs), refFails: map[string]bool{}, twins: map[string][]explore.Difference{}}
+	for _, il := range ils {
+		for _, f := range il.Failures {
+			o.refFails[signature(f)] = true
+		}
 	}
 	return o
 }

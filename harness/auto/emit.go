@@ -21,24 +21,55 @@ import (
 // creates or deletes (wire). A failure the references did not have needs
 // no assertion: the line that failed fails again. So the scenario fails
 // while the bug is there and passes once the controller does what the
-// references did.
-func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore.Interleaving) []byte {
-	var heads []string
+// references did. note, when not empty, is said in its header (what the
+// shrinker left out).
+func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore.Interleaving, note string) []byte {
+	heads, tail := faultLines(p)
+	claims, notes := assertions(il.Differences)
+	ar := txtar.Parse(a.WithWorkload(p.Workload).Script(heads, append(append(tail, claims...), notes...)))
+	var h strings.Builder
+	fmt.Fprintf(&h, "# racekit explore auto wrote this regression scenario from %s,\n", filepath.Base(rep.File))
+	fmt.Fprintf(&h, "# exploring %s. The %s plan %s\n", rep.Workload, p.Class, p.Name)
+	fmt.Fprintf(&h, "# (%s) ended unlike the reference runs, twice:\n#\n", p.Fault)
+	for _, d := range il.Differences {
+		fmt.Fprintf(&h, "#   %s\n", d)
+	}
+	h.WriteString("#\n# The assertions at the end claim what the references had: it fails\n")
+	h.WriteString("# while the bug is there and passes once it is fixed.\n")
+	if note != "" {
+		h.WriteString("#\n")
+		for _, l := range strings.Split(note, "\n") {
+			h.WriteString("# " + l + "\n")
+		}
+	}
+	h.WriteString("\n")
+	ar.Comment = append([]byte(h.String()), ar.Comment...)
+	return txtar.Format(ar)
+}
+
+// faultLines returns a plan's lines before the workload (its hooks, then
+// its heads) and after it (its tail, but the read of the end state, which
+// only the oracle needs).
+func faultLines(p explore.Plan) (heads, tail []string) {
 	for _, h := range p.Hooks {
 		heads = append(heads, h.Line())
 	}
 	heads = append(heads, p.Heads...)
-	var tail []string
 	for _, t := range p.Tail {
 		if !strings.HasPrefix(t, "auto-observe") {
 			tail = append(tail, t)
 		}
 	}
-	var notes []string
-	conds, asserted := conditions(il.Differences)
-	for i, d := range il.Differences {
+	return heads, tail
+}
+
+// assertions returns the lines that claim the references' side of ds, and
+// as comments the differences no command can claim.
+func assertions(ds []explore.Difference) (claims, notes []string) {
+	conds, asserted := conditions(ds)
+	for i, d := range ds {
 		if line, ok := conds[i]; ok {
-			tail = append(tail, line)
+			claims = append(claims, line)
 			continue
 		}
 		if asserted[i] {
@@ -49,21 +80,9 @@ func regression(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore
 			notes = append(notes, "# not asserted (no command says it): "+d.String())
 			continue
 		}
-		tail = append(tail, line)
+		claims = append(claims, line)
 	}
-	tail = append(tail, notes...)
-	ar := txtar.Parse(a.WithWorkload(p.Workload).Script(heads, tail))
-	var h strings.Builder
-	fmt.Fprintf(&h, "# racekit explore auto wrote this regression scenario from %s,\n", filepath.Base(rep.File))
-	fmt.Fprintf(&h, "# exploring %s. The %s plan %s\n", rep.Workload, p.Class, p.Name)
-	fmt.Fprintf(&h, "# (%s) ended unlike the reference runs, twice:\n#\n", p.Fault)
-	for _, d := range il.Differences {
-		fmt.Fprintf(&h, "#   %s\n", d)
-	}
-	h.WriteString("#\n# The assertions at the end claim what the references had: it fails\n")
-	h.WriteString("# while the bug is there and passes once it is fixed.\n\n")
-	ar.Comment = append([]byte(h.String()), ar.Comment...)
-	return txtar.Format(ar)
+	return claims, notes
 }
 
 var conditionField = regexp.MustCompile(`^status\.conditions\[type=([^\]]+)\]\.(status|reason)$`)

@@ -256,6 +256,11 @@ func MasksOf(refs []State) Masks {
 	return m
 }
 
+// Empty reports whether m masks nothing: the references agreed.
+func (m Masks) Empty() bool {
+	return len(m.Fields) == 0 && len(m.Unstable) == 0 && len(m.History) == 0
+}
+
 // wrote reports whether st's history has a create or delete of object.
 func (st State) wrote(object string) bool {
 	for k := range st.History {

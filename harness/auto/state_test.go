@@ -301,7 +301,7 @@ func TestJudge(t *testing.T) {
 		{"unread, the twin did not fail", State{}, []language.Failure{failed}, nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := newOracle(ref, ref, explore.Interleaving{})
+			o := newOracle([]State{ref, ref}, []explore.Interleaving{{}})
 			twinState := ref
 			if len(tc.twin) > 0 {
 				twinState = State{}
@@ -358,4 +358,19 @@ func TestConditions(t *testing.T) {
 	lines, asserted := conditions(ds)
 	assert.DeepEqual(t, lines, map[int]string{1: "condition things/a Ready False Refused", 4: "condition things/b Ready True"})
 	assert.DeepEqual(t, asserted, map[int]bool{1: true, 2: true, 4: true})
+}
+
+// TestMasksOfThree checks the masks of three references: what any of them
+// differs on from the first is masked, so a third run shows noise the
+// first two happened to agree on; Empty says whether the references
+// agreed at all.
+func TestMasksOfThree(t *testing.T) {
+	ref := func(size, owner string) State {
+		return State{Read: true, Objects: map[string]map[string]string{"configmaps/a": {"data.size": size, "data.owner": owner}}}
+	}
+	two := MasksOf([]State{ref(`"3"`, `"x"`), ref(`"3"`, `"x"`)})
+	assert.Assert(t, two.Empty(), "two references that agree mask %v", two)
+	three := MasksOf([]State{ref(`"3"`, `"x"`), ref(`"3"`, `"y"`), ref(`"4"`, `"x"`)})
+	assert.Assert(t, !three.Empty())
+	assert.DeepEqual(t, three.Fields, map[string]map[string]bool{"configmaps/a": {"data.owner": true, "data.size": true}})
 }

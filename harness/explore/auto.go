@@ -122,6 +122,22 @@ func (a *Auto) WithWorkload(workload string) *Auto {
 	return &Auto{e: &e}
 }
 
+// Without returns a with the setup lines numbered ns (Setup's N) left
+// out of its script, so that package auto can try a smaller regression
+// scenario; numbers at or after the explore line are ignored.
+func (a *Auto) Without(ns []int) *Auto {
+	e := *a.e
+	e.lines = nil
+	for i, l := range a.e.lines {
+		if i < a.e.at && slices.Contains(ns, i+1) {
+			e.at--
+			continue
+		}
+		e.lines = append(e.lines, l)
+	}
+	return &Auto{e: &e}
+}
+
 // Script returns the scenario with the explore line replaced by the
 // prelude, heads, the workload and tail, each on a line of its own, as a
 // run of a plan runs it.

@@ -54,7 +54,7 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	if !ok {
 		return fmt.Errorf("explore cannot tell which file it is in (%q)", inv.Pos)
 	}
-	xo := Options{Parallel: s.Parallel, Auto: s.Auto}
+	xo := Options{Parallel: s.Parallel, Auto: s.Auto, Shrink: s.Shrink}
 	xo.Select, xo.Selected = momentsRun(sc.T())
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.

@@ -31,6 +31,9 @@ type Settings struct {
 	Parallel int
 	// Auto explores explore auto lines (Options.Auto).
 	Auto AutoFunc
+	// Shrink shrinks explore auto findings' regression scenarios
+	// (Options.Shrink).
+	Shrink bool
 }
 
 // Extension returns the extension of explore: the explore, with and

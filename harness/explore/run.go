@@ -69,6 +69,11 @@ type Options struct {
 	// workload with a fresh view): none may be a finding, and the tests
 	// check that none is.
 	AutoNull bool
+	// Shrink makes each confirmed finding's regression scenario of an
+	// explore auto exploration (Interleaving.Emit) smaller: setup lines
+	// and workload commands left out while it still fails at its first
+	// claim and its neutral twin passes (racekit explore --emit).
+	Shrink bool
 }
 
 // inShard reports whether the run called name belongs to shard i of n.
