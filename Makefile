@@ -131,9 +131,10 @@ fuzz: envtest ## fuzz the scenario parser and commands for FUZZTIME (default 10m
 	if [ $$status = 0 ]; then result="no failure"; else result="FAILED: $$(grep -m1 -E 'Failing input|panic:|hung' fuzz.log | sed 's/^ *//')"; fi; \
 	echo "fuzz: FuzzScript for $(FUZZTIME): $$last; $$result (full log: fuzz.log)"; exit $$status
 
-bench: envtest controller-manager scheduler kubemark ## run the benchmarks (benchstat-readable)
+bench: envtest controller-manager scheduler kubemark operators ## run the benchmarks (benchstat-readable)
 	$(GO) test ./harness/controlplane -run '^$$' -bench ControlPlaneStart -benchtime 3x -count 3
 	$(GO) test ./scenarios -run '^$$' -bench . -benchtime 50x -count 5
+	$(GO) test -C realbugs ./rabbitmq -run '^$$' -bench Auto -benchtime 1x -timeout 60m
 
 demo: envtest ## run the flagship race and show it
 	$(GO) run ./cmd/racekit run -v

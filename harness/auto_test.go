@@ -198,6 +198,10 @@ func TestAutoFinalizerVariant(t *testing.T) {
 	want := []explore.Difference{{Kind: "history", Object: "registrations/web", Field: "delete by controller (204)", Reference: "1", Run: "0"}}
 	assert.DeepEqual(t, il.Differences, want)
 	assert.Equal(t, il.Class, auto.ClassIntermediate)
+	// Every scenario it ran: the learning run, the second reference and
+	// the twin of the restarts, the plans, the twin of the stale plans
+	// (one resource, webapps), and the finding's rerun.
+	assert.Equal(t, rep.Auto.Runs, 1+2+len(rep.Interleavings)+1+1, "%s", rep.Table())
 	assert.Assert(t, len(il.Emit) > 0, "no regression scenario emitted")
 
 	emitted := filepath.Join(t.TempDir(), "finalizer_emitted.txtar")

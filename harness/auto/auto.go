@@ -126,7 +126,8 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	for i := len(todo); i < len(all); i++ {
 		o.twin(p.group[all[i].Name], states[i], ran[i])
 	}
-	sum := &explore.AutoSummary{References: len(refs), Plans: map[string]int{}, BaseMask: BaseMask}
+	sum := &explore.AutoSummary{References: len(refs), Plans: map[string]int{}, BaseMask: BaseMask,
+		Runs: 1 + len(base) + len(refs) - 2 + len(all)}
 	sum.Masked, sum.Unstable = o.masks.List()
 	var again []explore.Plan
 	var againAt []int
@@ -152,6 +153,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 			again[i].Done = func(sc *language.Scenario) { states2[i] = Observed(sc) }
 		}
 		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), StageConfirm, again, xo)
+		sum.Runs += len(again)
 		for j, i := range againAt {
 			o.judge(&ils2[j], states2[j], p.group[again[j].Name])
 			o.confirm(&out[i], ils2[j])

@@ -115,6 +115,10 @@ type AutoSummary struct {
 	BaseMask []string
 	Masked   []string `json:",omitempty"`
 	Unstable []string `json:",omitempty"`
+	// Runs counts every scenario the exploration ran: the learning run
+	// and the other references, the plans and their neutral twins, and
+	// the reruns that confirm the findings (not the shrinker's).
+	Runs int `json:",omitempty"`
 	// Discarded counts the differences left out because the neutral
 	// twin (the same fault with nothing stale) showed them too; Flaky
 	// the findings that a rerun did not show again.
