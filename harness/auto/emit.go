@@ -158,6 +158,9 @@ func assertion(d explore.Difference) (string, bool) {
 		}
 		return fmt.Sprintf("wire %s %s %s %s %s", m[2], m[1], d.Object, m[3], d.Reference), true
 	case "field":
+		if key, ok := strings.CutPrefix(d.Field, "metadata.annotations."); ok {
+			return annotationClaim(d, key)
+		}
 		if strings.ContainsAny(d.Field, "[/") || d.Reference == "<time>" {
 			return "", false
 		}
@@ -172,6 +175,24 @@ func assertion(d explore.Difference) (string, bool) {
 		return fmt.Sprintf("field %s %s %s", d.Object, d.Field, quote(want)), true
 	}
 	return "", false
+}
+
+// annotationClaim returns the annotation line that claims the
+// references' side of d, a difference in the annotation key: that it is
+// there (whatever its value, when the references' was a time, which is
+// masked), that it is not, or its value.
+func annotationClaim(d explore.Difference, key string) (string, bool) {
+	switch {
+	case d.Reference == "<absent>":
+		return "! annotation " + d.Object + " " + quote(key), true
+	case d.Reference == "<time>":
+		return "annotation " + d.Object + " " + quote(key), true
+	}
+	var v string
+	if err := json.Unmarshal([]byte(d.Reference), &v); err != nil {
+		return "", false
+	}
+	return "annotation " + d.Object + " " + quote(key+"="+v), true
 }
 
 // quote quotes s for a script line when it needs it: testscript's single

@@ -44,6 +44,9 @@ type shrinker struct {
 	parallel int
 	runs     int // how many scenarios it ran, for the names of their folders
 	mu       sync.Mutex
+	// targets are the lines a whole scenario may fail at: its claims, and
+	// the commands the finding's failures failed at.
+	targets []string
 }
 
 // leftOut is a set of left-out lines: the setup's, by number (explore.Line's
@@ -116,6 +119,14 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 		return regression(a, rep, p, il, "Not shrunk: the plan has no neutral twin to hold the smaller scenarios to.")
 	}
 	claims, _ := assertions(il.Differences)
+	// A finding whose difference is a failure (a wait after the workload
+	// that ran out) fails at that line, with no claim of its own.
+	s.targets = slices.Clone(claims)
+	for _, d := range il.Differences {
+		if d.Kind == "failure" {
+			s.targets = append(s.targets, d.Object)
+		}
+	}
 	target, why := s.holds(ctx, a, p, twin, claims, leftOut{}, "")
 	if why != "" {
 		return regression(a, rep, p, il, "Not shrunk: "+why+".")
@@ -225,15 +236,21 @@ func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.P
 	if plan.Passed {
 		return "", "the scenario passed"
 	}
-	first := ""
+	first, line := "", 0
 	for _, f := range plan.Failures {
 		if !f.Tolerated && f.Kind != language.FailUnfired {
-			first = f.Command
+			first, line = f.Command, f.Line
 			break
 		}
 	}
+	// The lines after the workload's are the plan's tail and the claims:
+	// a failure before them (the setup's, the workload's) is another one,
+	// whatever its command.
+	after := line > small.WithWorkload(p.Workload).WorkloadLine(len(ph))
 	switch {
-	case target == "" && !slices.Contains(claims, first):
+	case !after:
+		return first, fmt.Sprintf("the scenario failed at %q, before its workload ended", first)
+	case target == "" && !slices.Contains(s.targets, first):
 		return first, fmt.Sprintf("the scenario failed at %q, which is none of its claims", first)
 	case target != "" && first != target:
 		return first, fmt.Sprintf("the scenario failed at %q, not %q", first, target)

@@ -360,6 +360,32 @@ func TestConditions(t *testing.T) {
 	assert.DeepEqual(t, asserted, map[int]bool{1: true, 2: true, 4: true})
 }
 
+// TestAssertion checks the line that claims the references' side of a
+// difference, and that a difference no command can claim has none.
+func TestAssertion(t *testing.T) {
+	for _, tc := range []struct {
+		d    explore.Difference
+		want string
+	}{
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "spec.size", Reference: "3", Run: "2"}, "field things/a spec.size 3"},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "spec.note", Reference: `"a b"`, Run: "<absent>"}, "field things/a spec.note 'a b'"},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "metadata.annotations.example.com/created", Reference: "<time>", Run: "<absent>"}, "annotation things/a example.com/created"},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "metadata.annotations.example.com/team", Reference: `"blue"`, Run: `"red"`}, "annotation things/a example.com/team=blue"},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "metadata.annotations.example.com/left", Reference: "<absent>", Run: `"x"`}, "! annotation things/a example.com/left"},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "spec.template.metadata.annotations.example.com/restart", Reference: "<time>", Run: "<absent>"}, ""},
+		{explore.Difference{Kind: "field", Object: "things/a", Field: "status.at", Reference: "<time>", Run: "<absent>"}, ""},
+		{explore.Difference{Kind: "history", Object: "things/a", Field: "delete by op (200)", Reference: "1", Run: "2"}, "wire op delete things/a 200 1"},
+		{explore.Difference{Kind: "object", Object: "things/a", Reference: "present", Run: "absent"}, "get setup things/a auto-found"},
+		{explore.Difference{Kind: "object", Object: "things/a", Reference: "absent", Run: "present"}, "! get setup things/a auto-gone"},
+	} {
+		t.Run(tc.d.Field+tc.d.Kind, func(t *testing.T) {
+			got, ok := assertion(tc.d)
+			assert.Equal(t, ok, tc.want != "")
+			assert.Equal(t, got, tc.want)
+		})
+	}
+}
+
 // TestMasksOfThree checks the masks of three references: what any of them
 // differs on from the first is masked, so a third run shows noise the
 // first two happened to agree on; Empty says whether the references
