@@ -12,10 +12,13 @@ import (
 )
 
 // TestAuto explores testdata/auto with explore auto against v1.6.0, which
-// has #648, and v1.7.0, which fixed it: on v1.6.0 a confirmed finding must
+// has #648, and v1.7.0 and v1.10.0, which fixed it as published: on
+// v1.6.0 a confirmed finding must
 // say that the operator deleted the new cluster's StatefulSet once more
 // than in the references, with no hint in the scenario; on v1.7.0 none
-// may. Every other failed plan must be a marker a crash lost
+// may; the regression scenario emitted for a confirmed #648 on v1.6.0
+// must fail there and pass on v1.10.0 (playEmitted648). Every other
+// failed plan must be a marker a crash lost
 // (markerLost: both releases annotate what they wrote in a later step,
 // and a restart in between leaves it unset); anything else is a false
 // alarm and fails the test. (A stale plan whose operator's last write to
@@ -31,8 +34,10 @@ import (
 // SetControllerReference, which takes two owners with the same group,
 // kind and name for one, makes the old cluster its controller; when the
 // view catches up, the old cluster's finalizer finds the StatefulSet
-// "owned by" it, and deletes it, UID precondition and all. On v1.7.0 the
-// test allows it only with that evidence in the run's trace (stolen).
+// "owned by" it, and deletes it, UID precondition and all. On v1.7.0 and
+// v1.10.0 (controller-runtime v0.9.6, whose referSameObject compares no
+// UID either, nor does v0.25.2's) the test allows it only with that
+// evidence in the run's trace (stolen); v1.7.0 must show it.
 // Until 2026-12-03 it came in some runs and not in others: idle settled
 // the operator by a quiet period (its metrics were off), and the view
 // caught up at once, so whether a reconcile read the old cluster being
@@ -46,7 +51,7 @@ import (
 // still depends on time (docs/explore.md). The test reads the path from
 // the run's trace, confirmed or flaky.
 func TestAuto(t *testing.T) {
-	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V170} {
+	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V170, rabbitmq.V1100} {
 		t.Run(r.Version, func(t *testing.T) {
 			results, err := racekit.Play(setup(t, "testdata/auto", r))
 			if err != nil {
@@ -70,6 +75,7 @@ func TestAuto(t *testing.T) {
 				// once, and the stolen-owner path is in the run's trace
 				// whether or not its rerun, under load, came the same way.
 				found, unexplained, stole := false, []string{}, map[string]bool{}
+				var confirmed *racekit.Interleaving // a confirmed #648, whose emitted scenario is played below
 				for _, il := range rep.Interleavings {
 					if il.Passed || il.NotApplicable {
 						continue
@@ -82,6 +88,12 @@ func TestAuto(t *testing.T) {
 					for _, d := range il.Differences {
 						if d.Kind == "history" && d.Object == "statefulsets/r-server" && strings.HasPrefix(d.Field, "delete by rabbitmq") {
 							found = found || !il.Flaky
+							// #648 as published: a view in which the old
+							// cluster is being deleted, not the view from
+							// before the workload (the stolen owner's).
+							if !il.Flaky && confirmed == nil && il.Name != stalePlan {
+								confirmed = &il
+							}
 							if stolen(il.Trace.Rows()) {
 								stole[il.Name] = true
 								if il.Flaky {
@@ -103,8 +115,39 @@ func TestAuto(t *testing.T) {
 				case r != rabbitmq.V160 && found:
 					t.Logf("%s on %s: the new StatefulSet deleted after a stale life updated it (its controller reference taken by the old cluster)", res.Name, r.Version)
 				}
+				if r == rabbitmq.V160 && confirmed != nil {
+					playEmitted648(t, *confirmed)
+				}
 			}
 		})
+	}
+}
+
+// playEmitted648 plays the regression scenario explore auto emitted for
+// il, a confirmed #648 on v1.6.0, against v1.6.0, where it must fail at
+// its first claim (the references' count of the StatefulSet's creates),
+// and v1.10.0, where it must pass.
+func playEmitted648(t *testing.T, il racekit.Interleaving) {
+	t.Helper()
+	if len(il.Emit) == 0 {
+		t.Errorf("no regression scenario emitted for %s", il.Name)
+		return
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "648_emitted.txtar"), il.Emit, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
+		results, err := racekit.Play(setup(t, dir, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := racekit.Passes()
+		if r == rabbitmq.V160 {
+			want = racekit.FailsAt("wire rabbitmq create statefulsets/r-server 201 2").Saw("3")
+		}
+		t.Logf("%s's emitted scenario against %s", il.Name, r.Version)
+		racekit.Expect(t, results, map[string]racekit.Want{"648_emitted": want})
 	}
 }
 
