@@ -169,6 +169,7 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 	if len(done.setup)+len(done.work) == 0 {
 		return regression(a, rep, p, il, fmt.Sprintf("Not shrunk: every line of the setup and the workload is needed for it to fail at %q while its neutral twin (%s) passes.", target, twin.Fault))
 	}
+	slices.Sort(done.work)
 	var left []string
 	for _, l := range setup {
 		if slices.Contains(done.setup, l.N) {
@@ -178,7 +179,6 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 	for _, i := range done.work {
 		left = append(left, "the workload's "+strings.TrimSpace(parts[i]))
 	}
-	slices.Sort(done.work)
 	note := fmt.Sprintf("Shrunk: it still fails at %q, and its neutral twin (%s) passes,\nwithout %s.", target, twin.Fault, strings.Join(left, "; "))
 	return regression(done.apply(a), rep, p, il, note)
 }
@@ -187,9 +187,12 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 // and its twin passing, trying them at once, as many as the shrinker's
 // parallel allows (two runs each).
 func (s *shrinker) each(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, cands []leftOut, target string) []leftOut {
-	n := max(s.parallel, explore.DefaultParallel()) / 2
+	n := s.parallel
+	if n <= 0 {
+		n = explore.DefaultParallel()
+	}
 	held := make([]bool, len(cands))
-	sem := make(chan struct{}, max(n, 1))
+	sem := make(chan struct{}, max(n/2, 1))
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		wg.Go(func() {
