@@ -230,7 +230,7 @@ func TestAutoFinalizerVariant(t *testing.T) {
 // at its claim, and pass against the safe mover, which creates dst before
 // it deletes src (the same scenario with the other controller started).
 func TestAutoShrink(t *testing.T) {
-	rep := exploreAuto(t, "auto/testdata/auto_mover_shrink.txtar", ExploreOptions{Shrink: true})
+	rep := exploreAuto(t, "testdata/shrink/auto_mover_shrink.txtar", ExploreOptions{Shrink: true})
 	failed := rep.Failed()
 	assert.Assert(t, len(failed) > 0, "nothing found:\n%s", rep.Table())
 	for _, il := range failed {
