@@ -17,15 +17,7 @@ import (
 // running on its own in this process, as in TestRunning, with no hint.
 // Its production form has no finding.
 func TestAuto(t *testing.T) {
-	results, err := racekit.Play(racekit.Setup{
-		Dir: "testdata/auto",
-		Controllers: []*racekit.Controller{
-			racekit.Runner("floor", clientgoscheme.Scheme, &appsv1.Deployment{},
-				func(ctx context.Context, cfg *rest.Config, namespace string) error {
-					return floor.Run(ctx, cfg, namespace, 1)
-				}),
-		},
-	})
+	results, err := racekit.Play(racekit.Setup{Dir: "testdata/auto", Controllers: runner()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +28,15 @@ func TestAuto(t *testing.T) {
 		t.Log(r.Explored.Table())
 	}
 	racekit.Expect(t, results, map[string]racekit.Want{"floor_raise": racekit.Passes()})
+}
+
+// runner registers the controller as floor, run on its own as its main
+// runs it (TestRunning's registration, which README.md shows whole).
+func runner() []*racekit.Controller {
+	return []*racekit.Controller{
+		racekit.Runner("floor", clientgoscheme.Scheme, &appsv1.Deployment{},
+			func(ctx context.Context, cfg *rest.Config, namespace string) error {
+				return floor.Run(ctx, cfg, namespace, 1)
+			}),
+	}
 }

@@ -1,8 +1,6 @@
 package rabbitmq_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -95,18 +93,7 @@ func deletedAfterRestart(rows []racekit.Row) bool {
 func TestAutoResize(t *testing.T) {
 	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
 		t.Run(r.Version, func(t *testing.T) {
-			results, err := racekit.Play(setup(t, "testdata/auto-resize", r))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(results) != 1 || results[0].Explored == nil || results[0].Explored.Auto == nil {
-				t.Fatalf("want one explore auto scenario, got %d results", len(results))
-			}
-			rep := results[0].Explored
-			t.Log(rep.Table())
-			if a := rep.Auto; len(a.Clock) > 0 {
-				t.Errorf("idle settled %v by a quiet period in %d runs, want every run settled by its workqueues", a.Clock, a.ClockRuns)
-			}
+			rep := exploreOne(t, "testdata/auto-resize", r)
 			found := map[string][]racekit.Interleaving{}
 			for _, il := range rep.Failed() {
 				why := explainResize(il)
@@ -129,28 +116,10 @@ func TestAutoResize(t *testing.T) {
 					t.Errorf("%s not found on %s:\n%s", bug, r.Version, rep.Table())
 				}
 			}
-			if len(found[bug782]) == 0 {
-				return
-			}
-			il := found[bug782][0]
-			if len(il.Emit) == 0 {
-				t.Fatalf("no regression scenario emitted for %s", il.Name)
-			}
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "782_emitted.txtar"), il.Emit, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			for _, against := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
-				emitted, err := racekit.Play(setup(t, dir, against))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want := racekit.Passes()
-				if against == rabbitmq.V160 {
-					want = racekit.FailsAt("field persistentvolumeclaims/persistence-r782-server-0 spec.resources.requests.storage 15Gi").Saw("10Gi")
-				}
-				t.Logf("the emitted scenario against %s", against.Version)
-				racekit.Expect(t, emitted, map[string]racekit.Want{"782_emitted": want})
+			if len(found[bug782]) > 0 {
+				playEmitted(t, found[bug782][0], "782_emitted",
+					on{rabbitmq.V160, racekit.FailsAt("field persistentvolumeclaims/persistence-r782-server-0 spec.resources.requests.storage 15Gi").Saw("10Gi")},
+					on{rabbitmq.V1100, racekit.Passes()})
 			}
 		})
 	}

@@ -1,8 +1,6 @@
 package rabbitmq_test
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +15,7 @@ import (
 // say that the operator deleted the new cluster's StatefulSet once more
 // than in the references, with no hint in the scenario; on v1.7.0 none
 // may; the regression scenario emitted for a confirmed #648 on v1.6.0
-// must fail there and pass on v1.10.0 (playEmitted648). Every other
+// must fail there and pass on v1.10.0. Every other
 // failed plan must be a marker a crash lost
 // (markerLost: both releases annotate what they wrote in a later step,
 // and a restart in between leaves it unset); anything else is a false
@@ -116,38 +114,12 @@ func TestAuto(t *testing.T) {
 					t.Logf("%s on %s: the new StatefulSet deleted after a stale life updated it (its controller reference taken by the old cluster)", res.Name, r.Version)
 				}
 				if r == rabbitmq.V160 && confirmed != nil {
-					playEmitted648(t, *confirmed)
+					playEmitted(t, *confirmed, "648_emitted",
+						on{rabbitmq.V160, racekit.FailsAt("wire rabbitmq create statefulsets/r-server 201 2").Saw("3")},
+						on{rabbitmq.V1100, racekit.Passes()})
 				}
 			}
 		})
-	}
-}
-
-// playEmitted648 plays the regression scenario explore auto emitted for
-// il, a confirmed #648 on v1.6.0, against v1.6.0, where it must fail at
-// its first claim (the references' count of the StatefulSet's creates),
-// and v1.10.0, where it must pass.
-func playEmitted648(t *testing.T, il racekit.Interleaving) {
-	t.Helper()
-	if len(il.Emit) == 0 {
-		t.Errorf("no regression scenario emitted for %s", il.Name)
-		return
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "648_emitted.txtar"), il.Emit, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
-		results, err := racekit.Play(setup(t, dir, r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := racekit.Passes()
-		if r == rabbitmq.V160 {
-			want = racekit.FailsAt("wire rabbitmq create statefulsets/r-server 201 2").Saw("3")
-		}
-		t.Logf("%s's emitted scenario against %s", il.Name, r.Version)
-		racekit.Expect(t, results, map[string]racekit.Want{"648_emitted": want})
 	}
 }
 
@@ -231,18 +203,7 @@ func TestStolen(t *testing.T) {
 func TestAutoUnobserved(t *testing.T) {
 	for _, r := range []rabbitmq.Release{rabbitmq.V160, rabbitmq.V1100} {
 		t.Run(r.Version, func(t *testing.T) {
-			results, err := racekit.Play(setup(t, "testdata/auto-unobserved", r))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(results) != 1 || results[0].Explored == nil || results[0].Explored.Auto == nil {
-				t.Fatalf("want one explore auto scenario, got %d results", len(results))
-			}
-			rep := results[0].Explored
-			t.Log(rep.Table())
-			if a := rep.Auto; len(a.Clock) > 0 {
-				t.Errorf("idle settled %v by a quiet period in %d runs, want every run settled by its workqueues", a.Clock, a.ClockRuns)
-			}
+			rep := exploreOne(t, "testdata/auto-unobserved", r)
 			failed := rep.Failed()
 			if len(failed) != 1 {
 				t.Fatalf("%d failed plans, want 1 (#758's unobserved plan):\n%s", len(failed), rep.Table())
@@ -260,20 +221,8 @@ func TestAutoUnobserved(t *testing.T) {
 			if !replicas {
 				t.Errorf("the finding's differences %v lack statefulsets/r-server spec.replicas 3 in the references, 2 here", il.Differences)
 			}
-			if len(il.Emit) == 0 {
-				t.Fatalf("no regression scenario emitted for %s", il.Name)
-			}
-			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, "758_emitted.txtar"), il.Emit, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			emitted, err := racekit.Play(setup(t, dir, r))
-			if err != nil {
-				t.Fatal(err)
-			}
-			racekit.Expect(t, emitted, map[string]racekit.Want{
-				"758_emitted": racekit.FailsAt("condition rabbitmqclusters/r ReconcileSuccess False UnsupportedOperation").Saw("ReconcileSuccess Unknown Initialising"),
-			})
+			playEmitted(t, il, "758_emitted", on{r,
+				racekit.FailsAt("condition rabbitmqclusters/r ReconcileSuccess False UnsupportedOperation").Saw("ReconcileSuccess Unknown Initialising")})
 		})
 	}
 }
