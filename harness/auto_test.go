@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -233,6 +234,10 @@ func TestAutoShrink(t *testing.T) {
 	rep := exploreAuto(t, "testdata/shrink/auto_mover_shrink.txtar", ExploreOptions{Shrink: true})
 	failed := rep.Failed()
 	assert.Assert(t, len(failed) > 0, "nothing found:\n%s", rep.Table())
+	// Each smaller scenario runs beside its twin: the count is of pairs,
+	// and the table says it.
+	assert.Assert(t, rep.Auto.Shrunk > 0 && rep.Auto.Shrunk%2 == 0, "shrinker's runs: %d", rep.Auto.Shrunk)
+	assert.Assert(t, strings.Contains(rep.Table(), fmt.Sprintf("; %d runs shrinking the findings", rep.Auto.Shrunk)), rep.Table())
 	for _, il := range failed {
 		t.Run(il.Name, func(t *testing.T) {
 			emitted := string(il.Emit)

@@ -29,11 +29,12 @@ func Check(a *explore.Auto) error {
 // every run settles the operators the setup started before its workload
 // (Prelude); the learning run, which is the first reference run; then, at most
 // xo.Parallel at a time, the second reference run, each operator's
-// neutral twin and the plans of the intermediate and stale classes; then
-// the oracle judges each plan's run against the references, sets aside
-// what the neutral twins show too, and runs each finding again, once, to
-// confirm it; each confirmed finding gets its regression scenario
-// (Interleaving.Emit).
+// neutral twin and the plans of the intermediate and stale classes. As
+// each plan's run and its group's twins end, the oracle judges it against
+// the references, sets aside what the neutral twins show too, and runs a
+// finding again, once, to confirm it, while the other plans still run;
+// each confirmed finding gets its regression scenario (Interleaving.Emit),
+// shrunk under xo.Shrink as soon as it is confirmed (confirmer).
 func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, a *explore.Auto, xo explore.Options) (*explore.Report, error) {
 	if err := Check(a); err != nil {
 		return nil, err
@@ -104,18 +105,11 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		rep.Selected = xo.Selected
 	}
 	// The twins faults made run with the plans (after them, so that the
-	// plans keep their places); the oracle knows them before it judges.
+	// plans keep their places).
 	all := append(slices.Clip(todo), p.twins...)
-	states := make([]State, len(all))
-	for i := range all {
-		if i >= len(todo) {
-			all[i].Index = len(faults) + i - len(todo)
-		}
-		all[i].Done = func(sc *language.Scenario) { states[i] = Observed(sc) }
+	for i := len(todo); i < len(all); i++ {
+		all[i].Index = len(faults) + i - len(todo)
 	}
-	ran := a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), StagePlans, all, xo)
-	out := ran[:len(todo)]
-
 	o := newOracle(refs, refILs)
 	for _, op := range ops {
 		o.actors = append(o.actors, op.Actor)
@@ -123,53 +117,24 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	for i := 1; i < len(base); i++ {
 		o.twin(p.group[base[i].Name], bstates[i], bils[i])
 	}
-	for i := len(todo); i < len(all); i++ {
-		o.twin(p.group[all[i].Name], states[i], ran[i])
-	}
 	sum := &explore.AutoSummary{References: len(refs), Plans: map[string]int{}, BaseMask: BaseMask,
 		Runs: 1 + len(base) + len(refs) - 2 + len(all)}
 	sum.Masked, sum.Unstable = o.masks.List()
-	var again []explore.Plan
-	var againAt []int
-	for i := range out {
-		sum.Plans[out[i].Class]++
-		if p.cut[todo[i].Name] {
-			stalled(&out[i], a.WorkloadLine(len(todo[i].Hooks)+len(todo[i].Heads)))
+	c := &confirmer{ctx: ctx, cp: cp, opts: opts, a: a, dir: dir, xo: xo, p: p, base: base, rep: rep, o: o, sum: sum,
+		todo: todo, all: all, states: make([]State, len(all)), ran: make([]explore.Interleaving, len(all)),
+		twinsDue: map[string]int{}, waiting: map[string][]int{}}
+	c.xo.Slots = explore.NewSlots(xo.Parallel)
+	for i := range all {
+		if i >= len(todo) {
+			c.twinsDue[p.group[all[i].Name]]++
 		}
-		j := o.judge(&out[i], states[i], p.group[todo[i].Name])
-		sum.Discarded += j.discarded
-		sum.Echoed += j.echoed
-		sum.Unsettled += j.unsettled
-		if !out[i].Passed && !out[i].NotApplicable {
-			again = append(again, todo[i])
-			againAt = append(againAt, i)
-		}
+		all[i].Done = func(sc *language.Scenario) { c.states[i] = Observed(sc) }
+		all[i].Then = func(il explore.Interleaving) { c.ended(i, il) }
 	}
-	// Confirm: each finding once more; one that does not show again is
-	// flaky, not a bug.
-	if len(again) > 0 {
-		states2 := make([]State, len(again))
-		for i := range again {
-			again[i].Done = func(sc *language.Scenario) { states2[i] = Observed(sc) }
-		}
-		ils2 := a.Run(ctx, cp, opts, filepath.Join(dir, "confirm"), StageConfirm, again, xo)
-		sum.Runs += len(again)
-		for j, i := range againAt {
-			o.judge(&ils2[j], states2[j], p.group[again[j].Name])
-			o.confirm(&out[i], ils2[j])
-			if out[i].Flaky {
-				sum.Flaky++
-				continue
-			}
-			out[i].Emit = regression(a, rep, todo[i], out[i], "")
-			if xo.Shrink {
-				sh := &shrinker{cp: cp, opts: opts, dir: filepath.Join(dir, "shrink", todo[i].Name), parallel: xo.Parallel}
-				twin, ok := p.twinOf(todo[i].Name, base)
-				out[i].Emit = sh.shrink(ctx, a, rep, todo[i], twin, ok, out[i])
-			}
-		}
-	}
-	sum.Clock, sum.ClockRuns = byClock(append(slices.Clip(bils), ran...))
+	a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), StagePlans, all, c.xo)
+	c.wait()
+	out := c.ran[:len(todo)]
+	sum.Clock, sum.ClockRuns = byClock(append(slices.Clip(bils), c.ran...))
 	rep.Interleavings = out
 	rep.Auto = sum
 	return rep, nil

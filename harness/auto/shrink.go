@@ -38,12 +38,17 @@ func (p *planner) twinOf(name string, base []explore.Plan) (twin explore.Plan, o
 // fault cannot land (the operator's spawn, a hook that never fires)
 // fails the scenario elsewhere.
 type shrinker struct {
-	cp       *controlplane.ControlPlane
-	opts     language.Options
-	dir      string
-	parallel int
-	runs     int // how many scenarios it ran, for the names of their folders
-	mu       sync.Mutex
+	cp   *controlplane.ControlPlane
+	opts language.Options
+	dir  string
+	// slots are the exploration's: each pair of runs (a scenario and its
+	// twin) takes two. The shrinkers of its findings share them with its
+	// plans and reruns, so they shrink at once, beside the runs still
+	// going, and all together run as many scenarios as explore's
+	// parallel allows.
+	slots *explore.Slots
+	runs  int // how many scenarios it ran, for the names of their folders
+	mu    sync.Mutex
 	// targets are the lines a whole scenario may fail at: its claims, and
 	// the commands the finding's failures failed at.
 	targets []string
@@ -185,19 +190,12 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 
 // each returns those of cands that keep the scenario failing at target
 // and its twin passing, trying them at once, as many as the shrinker's
-// parallel allows (two runs each).
+// slots allow (two runs each).
 func (s *shrinker) each(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, cands []leftOut, target string) []leftOut {
-	n := s.parallel
-	if n <= 0 {
-		n = explore.DefaultParallel()
-	}
 	held := make([]bool, len(cands))
-	sem := make(chan struct{}, max(n/2, 1))
 	var wg sync.WaitGroup
 	for i, c := range cands {
 		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
 			held[i] = s.ok(ctx, a, p, twin, claims, c, target)
 		})
 	}
@@ -224,6 +222,7 @@ func (s *shrinker) ok(ctx context.Context, a *explore.Auto, p, twin explore.Plan
 // at another line than target (when target is set) or at no claim, or
 // the twin failed. "" when it holds.
 func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, c leftOut, target string) (string, string) {
+	defer s.slots.Take(2)()
 	small := c.apply(a)
 	ph, pt := faultLines(p)
 	th, tt := faultLines(twin)

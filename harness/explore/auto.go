@@ -229,25 +229,32 @@ type Plan struct {
 	Heads, Tail  []string
 	Workload     string
 	Done         func(*language.Scenario)
+	// Then, if set, is called with the run's interleaving once the run
+	// has ended and given back its slot, before Run returns: package
+	// auto judges a plan there, and starts its confirming rerun while
+	// the other plans still run.
+	Then func(Interleaving)
 }
 
-// Run runs plans, at most xo.Parallel at a time (DefaultParallel when 0),
-// each in a namespace and a folder of its own under dir, and returns
-// their interleavings in plans' order, judged as explore judges a run:
-// package auto judges them again by its oracle.
+// Run runs plans, at most xo.Parallel at a time (DefaultParallel when 0;
+// xo.Slots' when set), each in a namespace and a folder of its own under
+// dir, and returns their interleavings in plans' order, judged as explore
+// judges a run: package auto judges them again by its oracle.
 //
-// what names the stage the plans are (Options.Stage).
+// what names the stage the plans are (Options.Stage); "" announces no
+// stage and counts no progress, for runs that go on inside another.
 func (a *Auto) Run(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, dir, what string, plans []Plan, xo Options) []Interleaving {
-	xo.stage(what, len(plans))
+	progress := xo.Progress
+	if what == "" {
+		progress = nil
+	} else {
+		xo.stage(what, len(plans))
+	}
 	todo := make([]run, len(plans))
 	for i := range plans {
 		todo[i] = run{index: plans[i].Index, plan: &plans[i]}
 	}
-	parallel := xo.Parallel
-	if parallel <= 0 {
-		parallel = DefaultParallel()
-	}
-	return runAll(ctx, cp, opts, a.e, dir, todo, parallel, xo.Progress)
+	return runAll(ctx, cp, opts, a.e, dir, todo, xo.slots(), progress)
 }
 
 // TempDir makes the folder an exploration's runs live in, removed by the

@@ -152,6 +152,9 @@ func (r *Report) Table() string {
 		if a.Unsettled > 0 {
 			unsettled = fmt.Sprintf(", %d end-state differences of runs whose operator waits to retry after a 409", a.Unsettled)
 		}
+		if a.Shrunk > 0 {
+			unsettled += fmt.Sprintf("; %d runs shrinking the findings", a.Shrunk)
+		}
 		if a.Echoed > 0 {
 			unsettled = fmt.Sprintf(", %d differences of conditions that report a 409 the run met", a.Echoed) + unsettled
 		}

@@ -119,6 +119,9 @@ type AutoSummary struct {
 	// and the other references, the plans and their neutral twins, and
 	// the reruns that confirm the findings (not the shrinker's).
 	Runs int `json:",omitempty"`
+	// Shrunk counts the scenarios the shrinker ran (--emit): each
+	// smaller scenario and its neutral twin.
+	Shrunk int `json:",omitempty"`
 	// Discarded counts the differences left out because the neutral
 	// twin (the same fault with nothing stale) showed them too; Flaky
 	// the findings that a rerun did not show again.

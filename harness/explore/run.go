@@ -61,6 +61,11 @@ type Options struct {
 	// Parallel bounds the interleavings that run at once; 0 means
 	// DefaultParallel.
 	Parallel int
+	// Slots, when set, are the runs under way that this exploration's
+	// stages share with other work (explore auto's confirming reruns and
+	// its shrinker run while its plans do): Parallel bounds them all
+	// together, not each stage alone.
+	Slots *Slots
 	// Auto explores an explore auto line (package auto's Explore, which
 	// the façade gives); without it such a line is refused.
 	Auto AutoFunc
@@ -165,12 +170,8 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	if unselected > 0 {
 		rep.Selected = xo.Selected
 	}
-	parallel := xo.Parallel
-	if parallel <= 0 {
-		parallel = DefaultParallel()
-	}
 	xo.stage(StageRuns, len(todo))
-	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, parallel, xo.Progress)
+	rep.Interleavings = runAll(ctx, cp, opts, e, dir, todo, xo.slots(), xo.Progress)
 	if err := interfererFails(e, rep); err != nil {
 		return nil, err
 	}
@@ -199,21 +200,70 @@ type run struct {
 	plan  *Plan
 }
 
-// runAll runs todo, at most parallel at a time, each in a folder of its own
-// under dir, and returns their outcomes in todo's order; progress, if set,
-// hears of each run's end.
-func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, e *exploration, dir string, todo []run, parallel int, progress func(done, total, failed int)) []Interleaving {
+// Slots bound the runs under way at once across the work that shares
+// them: a run takes one for its length, and a pair that must run side by
+// side (the shrinker's scenario and its twin) takes two at once.
+type Slots struct {
+	ch chan struct{}
+	// many lets one taker of more than one slot fill its hand at a time:
+	// two of them each holding part of what they need could wait for
+	// each other for ever.
+	many sync.Mutex
+}
+
+// NewSlots returns n slots; DefaultParallel's when n is 0 or less.
+func NewSlots(n int) *Slots {
+	if n <= 0 {
+		n = DefaultParallel()
+	}
+	return &Slots{ch: make(chan struct{}, n)}
+}
+
+// Take waits for n slots (at least one, at most all there are) and
+// returns the function that gives them back.
+func (s *Slots) Take(n int) (release func()) {
+	n = min(max(n, 1), cap(s.ch))
+	if n > 1 {
+		s.many.Lock()
+		defer s.many.Unlock()
+	}
+	for range n {
+		s.ch <- struct{}{}
+	}
+	return func() {
+		for range n {
+			<-s.ch
+		}
+	}
+}
+
+// slots returns xo's shared slots, or slots of its own of xo.Parallel.
+func (xo Options) slots() *Slots {
+	if xo.Slots != nil {
+		return xo.Slots
+	}
+	return NewSlots(xo.Parallel)
+}
+
+// runAll runs todo, as many at a time as slots allow, each in a folder of
+// its own under dir, and returns their outcomes in todo's order; progress,
+// if set, hears of each run's end, and a plan's Then of its own, once its
+// slot is free again.
+func runAll(ctx context.Context, cp *controlplane.ControlPlane, opts language.Options, e *exploration, dir string, todo []run, slots *Slots, progress func(done, total, failed int)) []Interleaving {
 	out := make([]Interleaving, len(todo))
 	var mu sync.Mutex
 	done, failed := 0, 0
 	var wg sync.WaitGroup
-	slots := make(chan struct{}, parallel)
 	for i, r := range todo {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			slots <- struct{}{}
-			defer func() { <-slots }()
+			if r.plan != nil && r.plan.Then != nil {
+				// After the slot is given back (deferred calls run
+				// last in first out), with the run's outcome whole.
+				defer func() { r.plan.Then(out[i]) }()
+			}
+			defer slots.Take(1)()
 			var il Interleaving
 			switch {
 			case cp.Interrupted():

@@ -64,35 +64,49 @@ func benchScenario(b *testing.B, file string, r rabbitmq.Release) {
 // with no hint, and reports beside the time of an iteration how many
 // plans and runs it made (AutoSummary.Runs: the plans, the reference
 // runs, the twins and the confirming reruns) and their rates: the
-// figures docs/performance.md puts beside Sieve's hours. The findings are
-// not checked here (TestAuto, TestAutoUnobserved and TestAutoResize do);
-// an exploration that cannot run fails the benchmark. Run it with
-// -benchtime 1x: one exploration takes a minute or more.
+// figures docs/performance.md puts beside Sieve's hours. Its emit form
+// shrinks each confirmed finding's regression scenario too, as --emit
+// does, and reports the shrinker's runs (AutoSummary.Shrunk): the
+// issue's target counts that time in. The findings are not checked here
+// (TestAuto, TestAutoUnobserved and TestAutoResize do); an exploration
+// that cannot run fails the benchmark. Run it with -benchtime 1x: one
+// exploration takes a minute or more.
 func BenchmarkAuto(b *testing.B) {
 	for _, dir := range []string{"testdata/auto", "testdata/auto-unobserved", "testdata/auto-resize"} {
-		b.Run(filepath.Base(dir), func(b *testing.B) {
-			s := setup(b, dir, rabbitmq.V160)
-			plans, runs := 0, 0
-			start := time.Now()
-			for b.Loop() {
-				results, err := racekit.Play(s)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, res := range results {
-					rep := res.Explored
-					if rep == nil || rep.Auto == nil {
-						b.Fatalf("%s explored nothing auto:\n%s", res.Name, res.Log)
-					}
-					plans += len(rep.Interleavings)
-					runs += rep.Auto.Runs
-				}
+		for _, shrink := range []bool{false, true} {
+			name := filepath.Base(dir)
+			if shrink {
+				name += "/emit"
 			}
-			sec := time.Since(start).Seconds()
-			b.ReportMetric(float64(plans)/float64(b.N), "plans/op")
-			b.ReportMetric(float64(runs)/float64(b.N), "runs/op")
-			b.ReportMetric(float64(plans)/sec, "plans/s")
-			b.ReportMetric(float64(runs)/sec, "runs/s")
-		})
+			b.Run(name, func(b *testing.B) {
+				s := setup(b, dir, rabbitmq.V160)
+				s.ExploreShrink = shrink
+				plans, runs, shrunk := 0, 0, 0
+				start := time.Now()
+				for b.Loop() {
+					results, err := racekit.Play(s)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, res := range results {
+						rep := res.Explored
+						if rep == nil || rep.Auto == nil {
+							b.Fatalf("%s explored nothing auto:\n%s", res.Name, res.Log)
+						}
+						plans += len(rep.Interleavings)
+						runs += rep.Auto.Runs
+						shrunk += rep.Auto.Shrunk
+					}
+				}
+				sec := time.Since(start).Seconds()
+				b.ReportMetric(float64(plans)/float64(b.N), "plans/op")
+				b.ReportMetric(float64(runs)/float64(b.N), "runs/op")
+				b.ReportMetric(float64(plans)/sec, "plans/s")
+				b.ReportMetric(float64(runs+shrunk)/sec, "runs/s")
+				if shrink {
+					b.ReportMetric(float64(shrunk)/float64(b.N), "shrink-runs/op")
+				}
+			})
+		}
 	}
 }

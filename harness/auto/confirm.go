@@ -1,0 +1,157 @@
+package auto
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+
+	"github.com/racekit/racekit/harness/controlplane"
+	"github.com/racekit/racekit/harness/explore"
+	"github.com/racekit/racekit/harness/language"
+)
+
+// confirmer judges each plan's run as soon as it and its group's neutral
+// twins have ended, runs each finding again at once to confirm it, and
+// shrinks each confirmed one (--emit), all in the slots the plans run in.
+// So an exploration waits for its slowest chain of a plan, its rerun and
+// its shrinking, not for the slowest plan, then the slowest rerun, then
+// the slowest shrink: an operator that sleeps in its own poll in a few
+// plans no longer makes every stage wait for it in turn. What is judged
+// does not depend on the order runs end in: each plan is judged against
+// the references and its own group's twins, known before it is judged.
+type confirmer struct {
+	ctx       context.Context
+	cp        *controlplane.ControlPlane
+	opts      language.Options
+	a         *explore.Auto
+	dir       string
+	xo        explore.Options
+	p         *planner
+	base      []explore.Plan
+	rep       *explore.Report
+	todo, all []explore.Plan
+	follow    sync.WaitGroup // the reruns and shrinks under way
+
+	mu     sync.Mutex
+	o      *oracle
+	sum    *explore.AutoSummary
+	states []State
+	ran    []explore.Interleaving
+	// twinsDue counts, per group, its twins among all that have not
+	// ended yet; waiting holds the plans of a group that ended before
+	// its twins did.
+	twinsDue map[string]int
+	waiting  map[string][]int
+	// reruns counts the confirming reruns begun, rerunsDone those ended
+	// and rerunsFailed those explore failed; announced is set once their
+	// stage is announced (after the plans'), from when their progress
+	// is told.
+	reruns, rerunsDone, rerunsFailed int
+	announced                        bool
+	shrinkers                        []*shrinker
+}
+
+// ended takes the run of all[i] (explore.Plan.Then): a twin's is noted
+// for its group, and the plans of the group that waited for it judged;
+// a plan's is judged, or waits for its group's twins.
+func (c *confirmer) ended(i int, il explore.Interleaving) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ran[i] = il
+	g := c.p.group[c.all[i].Name]
+	if i >= len(c.todo) {
+		c.o.twin(g, c.states[i], il)
+		if c.twinsDue[g]--; c.twinsDue[g] == 0 {
+			for _, k := range c.waiting[g] {
+				c.judge(k)
+			}
+			delete(c.waiting, g)
+		}
+		return
+	}
+	if c.twinsDue[g] > 0 {
+		c.waiting[g] = append(c.waiting[g], i)
+		return
+	}
+	c.judge(i)
+}
+
+// judge judges plan i's run by the oracle, counts what it set aside, and
+// begins the rerun of a finding. c.mu is held.
+func (c *confirmer) judge(i int) {
+	il := &c.ran[i]
+	c.sum.Plans[il.Class]++
+	if c.p.cut[c.todo[i].Name] {
+		stalled(il, c.a.WorkloadLine(len(c.todo[i].Hooks)+len(c.todo[i].Heads)))
+	}
+	j := c.o.judge(il, c.states[i], c.p.group[c.todo[i].Name])
+	c.sum.Discarded += j.discarded
+	c.sum.Echoed += j.echoed
+	c.sum.Unsettled += j.unsettled
+	if !il.Passed && !il.NotApplicable {
+		c.reruns++
+		c.sum.Runs++
+		c.follow.Go(func() { c.confirm(i) })
+	}
+}
+
+// confirm runs plan i once more: a finding that does not show again is
+// flaky, not a bug; a confirmed one gets its regression scenario, and
+// under --emit its shrinking begins.
+func (c *confirmer) confirm(i int) {
+	again := c.todo[i]
+	var st State
+	again.Done = func(sc *language.Scenario) { st = Observed(sc) }
+	again.Then = nil
+	rerun := c.a.Run(c.ctx, c.cp, c.opts, filepath.Join(c.dir, "confirm"), "", []explore.Plan{again}, c.xo)[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rerunsDone++
+	if !rerun.Passed && !rerun.NotApplicable {
+		c.rerunsFailed++
+	}
+	if c.announced && c.xo.Progress != nil {
+		c.xo.Progress(c.rerunsDone, c.reruns, c.rerunsFailed)
+	}
+	c.o.judge(&rerun, st, c.p.group[again.Name])
+	c.o.confirm(&c.ran[i], rerun)
+	if c.ran[i].Flaky {
+		c.sum.Flaky++
+		return
+	}
+	c.ran[i].Emit = regression(c.a, c.rep, c.todo[i], c.ran[i], "")
+	if !c.xo.Shrink {
+		return
+	}
+	sh := &shrinker{cp: c.cp, opts: c.opts, dir: filepath.Join(c.dir, "shrink", c.todo[i].Name), slots: c.xo.Slots}
+	c.shrinkers = append(c.shrinkers, sh)
+	found := c.ran[i]
+	c.follow.Go(func() {
+		twin, ok := c.p.twinOf(c.todo[i].Name, c.base)
+		emit := sh.shrink(c.ctx, c.a, c.rep, c.todo[i], twin, ok, found)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.ran[i].Emit = emit
+	})
+}
+
+// wait waits, once the plans' runs have ended, for the reruns and shrinks
+// they began; the reruns' stage is announced then, with those already
+// done, as explore.Options.Stage and Progress tell a stage.
+func (c *confirmer) wait() {
+	c.mu.Lock()
+	if c.reruns > 0 {
+		if c.xo.Stage != nil {
+			c.xo.Stage(StageConfirm, c.reruns)
+		}
+		c.announced = true
+		if c.xo.Progress != nil && c.rerunsDone > 0 {
+			c.xo.Progress(c.rerunsDone, c.reruns, c.rerunsFailed)
+		}
+	}
+	c.mu.Unlock()
+	c.follow.Wait()
+	for _, sh := range c.shrinkers {
+		c.sum.Shrunk += sh.runs
+	}
+}
