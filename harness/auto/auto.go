@@ -124,6 +124,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		todo: todo, all: all, states: make([]State, len(all)), ran: make([]explore.Interleaving, len(all)),
 		twinsDue: map[string]int{}, waiting: map[string][]int{}}
 	c.xo.Slots = explore.NewSlots(xo.Parallel)
+	c.rerun = c.confirm
 	for i := range all {
 		if i >= len(todo) {
 			c.twinsDue[p.group[all[i].Name]]++

@@ -31,6 +31,8 @@ type confirmer struct {
 	rep       *explore.Report
 	todo, all []explore.Plan
 	follow    sync.WaitGroup // the reruns and shrinks under way
+	// rerun begins a finding's rerun (confirm; a test's recorder).
+	rerun func(i int)
 
 	mu     sync.Mutex
 	o      *oracle
@@ -91,7 +93,7 @@ func (c *confirmer) judge(i int) {
 	if !il.Passed && !il.NotApplicable {
 		c.reruns++
 		c.sum.Runs++
-		c.follow.Go(func() { c.confirm(i) })
+		c.follow.Go(func() { c.rerun(i) })
 	}
 }
 
