@@ -51,18 +51,31 @@ var errNoEnv = errors.New("racekit: no control plane: call env, err := racekit.S
 // process that runs the controllers, so its scenarios cannot race on
 // another process's control plane.
 func Start(s Setup) (*Env, error) {
-	opts, err := s.checkedOptions(false)
+	opts, c, err := s.shared(true)
 	if err != nil {
 		return nil, err
 	}
+	return &Env{Config: c.Admin(), setup: s, opts: opts, cp: c}, nil
+}
+
+// shared checks s, starts the process's control plane or joins it, and
+// installs s's CRDs the control plane lacks; with env set it counts one
+// more Env, which Stop lets go of. Without it (Runs, while Ginkgo builds
+// its tree), the control plane is left up for the Start to come, and
+// stops with it, or with the process.
+func (s Setup) shared(env bool) (harness.ScriptOptions, *harness.ControlPlane, error) {
+	opts, err := s.checkedOptions(false)
+	if err != nil {
+		return opts, nil, err
+	}
 	crds, err := s.ReadCRDs()
 	if err != nil {
-		return nil, err
+		return opts, nil, err
 	}
 	cpMu.Lock()
 	defer cpMu.Unlock()
 	if err := selectRelease(s.Kubernetes); err != nil {
-		return nil, err
+		return opts, nil, err
 	}
 	if cp == nil {
 		// A previous start's error is not kept: a suite that calls Start
@@ -70,14 +83,16 @@ func Start(s Setup) (*Env, error) {
 		if cp, cpErr = harness.StartControlPlane(context.Background()); cpErr != nil {
 			err := cpErr
 			cp, cpErr = nil, nil
-			return nil, fmt.Errorf("racekit: start the control plane: %w", err)
+			return opts, nil, fmt.Errorf("racekit: start the control plane: %w", err)
 		}
 	}
 	if err := cp.InstallCRDs(context.Background(), crds); err != nil {
-		return nil, errors.Join(fmt.Errorf("racekit: install the CRDs: %w", err), stopUnused())
+		return opts, nil, errors.Join(fmt.Errorf("racekit: install the CRDs: %w", err), stopUnused())
 	}
-	envs++
-	return &Env{Config: cp.Admin(), setup: s, opts: opts, cp: cp}, nil
+	if env {
+		envs++
+	}
+	return opts, cp, nil
 }
 
 // stopUnused stops the control plane when no Env and no Main needs it;
@@ -141,24 +156,65 @@ func (e *Env) Play(name string) (Result, error) {
 	if e == nil {
 		return Result{}, errNoEnv
 	}
+	return e.play(name, e.opts)
+}
+
+// PlayRun runs the run called run (Setup.Runs) of the exploration in the
+// scenario called name, alone after the exploration's learning run, and
+// returns the scenario's outcome: its Explored report holds that run, and
+// it passes when that run does. A run the exploration does not make is an
+// error that names the runs it does make, never a pass of nothing.
+func (e *Env) PlayRun(name, run string) (Result, error) {
+	if e == nil {
+		return Result{}, errNoEnv
+	}
+	file, err := e.setup.scenarioFile(name)
+	if err != nil {
+		return Result{}, err
+	}
+	if explores, err := harness.ExploresFile(file); err != nil || !explores {
+		return Result{}, errors.Join(err, fmt.Errorf("racekit: play %s/%s: %s explores nothing, so it has no runs (Setup.Runs lists none)", name, run, name))
+	}
+	opts := e.opts
+	var mu sync.Mutex
+	var names []string
+	opts.ExploreSelect = func(n string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		names = append(names, n)
+		return n == run
+	}
+	opts.ExploreSelected = "the run " + run + " (racekit.Env.PlayRun)"
+	r, err := e.play(name, opts)
+	if err != nil {
+		return r, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if r.Explored != nil && len(r.Explored.Interleavings) == 1 {
+		return r, nil
+	}
+	if names == nil {
+		// The learning run failed, or the script before it: the outcome
+		// says why.
+		return r, nil
+	}
+	return r, fmt.Errorf("racekit: play %s/%s: the exploration makes no run %s%s", name, run, run, Suggest(run, names))
+}
+
+// play runs the scenario called name with opts.
+func (e *Env) play(name string, opts harness.ScriptOptions) (Result, error) {
 	e.mu.Lock()
 	stopped := e.stopped
 	e.mu.Unlock()
 	if stopped {
 		return Result{}, fmt.Errorf("racekit: play %s: the Env is stopped", name)
 	}
-	file := filepath.Join(e.setup.dir(), name+".txtar")
-	names, err := e.setup.Scenarios()
+	file, err := e.setup.scenarioFile(name)
 	if err != nil {
 		return Result{}, err
 	}
-	if i := sort.SearchStrings(names, name); i == len(names) || names[i] != name {
-		return Result{}, fmt.Errorf("racekit: no scenario %s in %s%s", name, e.setup.dir(), Suggest(name, names))
-	}
-	if err := harness.CheckScript(file); err != nil {
-		return Result{}, err
-	}
-	results, err := playFiles(e.cp, e.opts, []string{file})
+	results, err := playFiles(e.cp, opts, []string{file})
 	if err != nil {
 		return Result{}, err
 	}
@@ -170,6 +226,75 @@ func (e *Env) Play(name string) (Result, error) {
 		fmt.Fprintf(w, "%s\n--- timeline of %s\n%s", r.Log, r.Name, r.Timeline())
 	}
 	return r, nil
+}
+
+// scenarioFile returns the file of the scenario called name in s.Dir,
+// checked, or an error that names the scenarios there are.
+func (s Setup) scenarioFile(name string) (string, error) {
+	names, err := s.Scenarios()
+	if err != nil {
+		return "", err
+	}
+	if i := sort.SearchStrings(names, name); i == len(names) || names[i] != name {
+		return "", fmt.Errorf("racekit: no scenario %s in %s%s", name, s.dir(), Suggest(name, names))
+	}
+	file := filepath.Join(s.dir(), name+".txtar")
+	if err := harness.CheckScript(file); err != nil {
+		return "", err
+	}
+	return file, nil
+}
+
+// Runs returns the names of the runs of the exploration in the scenario
+// called name, in the order its report lists them, or none for a scenario
+// with no explore line: a Ginkgo suite builds one spec per run, which
+// Env.PlayRun plays, so that --focus picks one and the report shows each.
+// An exploration's runs are known only after its learning run (its
+// moments are the calls the workload made), and Ginkgo builds its tree
+// before BeforeSuite, so Runs starts the process's control plane, or joins
+// it, as Start does, and plays the scenario through its learning run with
+// no run selected; the control plane stays up for BeforeSuite's Start,
+// and stops with the last Env (or with the process, when no spec runs).
+// With ginkgo -p each process builds its tree, and lists the runs on a
+// control plane of its own: the learning run is deterministic, so every
+// process lists the same runs, as it must (Ginkgo hands its processes
+// specs by their place in the tree).
+func (s Setup) Runs(name string) ([]string, error) {
+	file, err := s.scenarioFile(name)
+	if err != nil {
+		return nil, err
+	}
+	explores, err := harness.ExploresFile(file)
+	if err != nil || !explores {
+		return nil, err
+	}
+	opts, c, err := s.shared(false)
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	names := []string{}
+	opts.ExploreSelect = func(n string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		names = append(names, n)
+		return false
+	}
+	opts.ExploreSelected = "none: the runs listed (racekit.Setup.Runs)"
+	results, err := playFiles(c, opts, []string{file})
+	if err != nil {
+		return nil, err
+	}
+	if len(results) != 1 || !results[0].Passed {
+		log := ""
+		if len(results) == 1 {
+			log = results[0].Log
+		}
+		return nil, fmt.Errorf("racekit: list the runs of %s: its learning run failed:\n%s", name, log)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return names, nil
 }
 
 // Timeline renders the trace of r's run as racekit run and

@@ -98,3 +98,53 @@ func (o *outputBuffer) String() string {
 }
 
 func (o *outputBuffer) contains(s string) bool { return strings.Contains(o.String(), s) }
+
+// TestEnvRuns lists an exploration's runs before any Env is started, as a
+// Ginkgo suite does while it builds its tree (Setup.Runs), and plays each
+// alone (Env.PlayRun): each run's outcome is the one the whole exploration
+// gives it, its report holds that run alone, and both outcomes occur. A
+// run the exploration does not make, and a run of a scenario that
+// explores nothing, are errors, not passes.
+func TestEnvRuns(t *testing.T) {
+	s := copierSetup("testdata/envruns")
+	runs, err := s.Runs("copier_explore")
+	assert.NilError(t, err)
+	assert.Assert(t, len(runs) > 1, "runs: %v", runs)
+	none, err := s.Runs("copier_conflict")
+	assert.NilError(t, err)
+	assert.Assert(t, none == nil, "a scenario with no explore line has no runs: %v", none)
+
+	env, err := racekit.Start(s)
+	assert.NilError(t, err)
+	t.Cleanup(func() { env.Stop() })
+	whole, err := env.Play("copier_explore")
+	assert.NilError(t, err)
+	assert.Assert(t, whole.Explored != nil, whole.Log)
+	want := map[string]bool{}
+	var names []string
+	for _, il := range whole.Explored.Interleavings {
+		want[il.Name] = il.Passed
+		names = append(names, il.Name)
+	}
+	assert.DeepEqual(t, runs, names)
+	outcomes := map[bool]int{}
+	for _, run := range runs {
+		r, err := env.PlayRun("copier_explore", run)
+		assert.NilError(t, err)
+		assert.Equal(t, len(r.Explored.Interleavings), 1, "%s:\n%s", run, r.Log)
+		assert.Equal(t, r.Explored.Interleavings[0].Name, run)
+		assert.Equal(t, r.Passed, want[run], "%s: alone %v, in the whole exploration %v:\n%s", run, r.Passed, want[run], r.Log)
+		outcomes[r.Passed]++
+	}
+	assert.Assert(t, outcomes[true] > 0 && outcomes[false] > 0, "both outcomes: %v", outcomes)
+
+	_, err = env.PlayRun("copier_explore", runs[0]+"x")
+	assert.ErrorContains(t, err, "the exploration makes no run "+runs[0]+"x (did you mean")
+	_, err = env.PlayRun("copier_conflict", "after_controller_get")
+	assert.ErrorContains(t, err, "copier_conflict explores nothing, so it has no runs")
+	_, err = s.Runs("copier_explores")
+	assert.ErrorContains(t, err, "racekit: no scenario copier_explores in testdata/envruns")
+	var nilEnv *racekit.Env
+	_, err = nilEnv.PlayRun("copier_explore", runs[0])
+	assert.ErrorContains(t, err, "racekit: no control plane")
+}

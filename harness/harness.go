@@ -137,6 +137,9 @@ func JSON(rows []Row) (string, error) { return record.JSON(rows) }
 // Merge joins the reports of an exploration's shards.
 func Merge(shards ...*ExploreReport) (*ExploreReport, error) { return explore.Merge(shards...) }
 
+// ExploresFile reports whether the scenario in file has an explore line.
+func ExploresFile(file string) (bool, error) { return explore.FileHasExploreLine(file) }
+
 // Explored returns what the scenario's explore line found, or nil.
 func Explored(sc *Scenario) *ExploreReport { return explore.Explored(sc) }
 
@@ -184,6 +187,11 @@ type ScriptOptions struct {
 	// ExploreShrink shrinks the regression scenario of each explore auto
 	// finding (ExploreOptions.Shrink).
 	ExploreShrink bool
+	// ExploreSelect, if set, runs only the runs of an exploration whose
+	// names it accepts (go test's -run and -skip select otherwise);
+	// ExploreSelected says how, for the report (explore.Settings).
+	ExploreSelect   func(run string) bool
+	ExploreSelected string
 	// Controllers are the controllers scenarios may reconcile, by name.
 	Controllers []*Controller
 	// Commands are scenario commands beside the built-in ones: the
@@ -239,7 +247,8 @@ func (o ScriptOptions) Language() (language.Options, error) {
 		Commands: o.Commands,
 	}
 	registry, err := controllers.Registry(o.Controllers)
-	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel, Auto: auto.Explore, Shrink: o.ExploreShrink})
+	lo.Extensions = extensions(controllers.Extension(registry, err), explore.Settings{Parallel: o.ExploreParallel, Auto: auto.Explore, Shrink: o.ExploreShrink,
+		Select: o.ExploreSelect, Selected: o.ExploreSelected})
 	if err != nil {
 		return lo, err
 	}

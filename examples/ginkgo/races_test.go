@@ -4,6 +4,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -15,6 +16,14 @@ import (
 	cachev1alpha1 "github.com/racekit/racekit/examples/api/v1alpha1"
 	"github.com/racekit/racekit/examples/internal/controller"
 )
+
+// The races' controllers read Memcacheds through the client-go scheme
+// while Ginkgo builds its tree (Setup.Runs), before BeforeSuite adds the
+// project's types to it as the scaffold does; adding them twice is no
+// harm.
+func init() {
+	utilruntime.Must(cachev1alpha1.AddToScheme(scheme.Scheme))
+}
 
 // crds are the project's CRDs, as the scaffold's envtest reads them.
 var crds = []string{"../config/crd/bases"}
@@ -41,7 +50,9 @@ func outcome(c *racekit.Controller) racekit.Setup {
 }
 
 // Ginkgo builds its tree before BeforeSuite runs, so the entries are read
-// from the Setup, not from the Env.
+// from the Setup, not from the Env: a scenario is an entry, and an
+// exploration's each run is one (Runs plays its learning run to list them,
+// on the control plane BeforeSuite's Start then joins).
 var _ = Describe("Memcached races", func() {
 	names, err := races.Scenarios()
 	if err != nil {
@@ -49,11 +60,24 @@ var _ = Describe("Memcached races", func() {
 	}
 	entries := []TableEntry{}
 	for _, name := range names {
-		entries = append(entries, Entry(name, name))
+		runs, err := races.Runs(name)
+		if err != nil {
+			panic(err)
+		}
+		if runs == nil {
+			entries = append(entries, Entry(name, name, ""))
+		}
+		for _, run := range runs {
+			entries = append(entries, Entry(name+"/"+run, name, run))
+		}
 	}
 	DescribeTable("each scenario does what its file says",
-		func(name string) {
-			Expect(env.Play(name)).To(match.Pass())
+		func(name, run string) {
+			if run == "" {
+				Expect(env.Play(name)).To(match.Pass())
+				return
+			}
+			Expect(env.PlayRun(name, run)).To(match.Pass())
 		},
 		entries,
 	)

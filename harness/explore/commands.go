@@ -56,6 +56,9 @@ func runExplore(sc *language.Scenario, inv language.Invocation, s Settings) erro
 	}
 	xo := Options{Parallel: s.Parallel, Auto: s.Auto, Shrink: s.Shrink}
 	xo.Select, xo.Selected = momentsRun(sc.T())
+	if s.Select != nil {
+		xo.Select, xo.Selected = s.Select, s.Selected
+	}
 	// Each interleaving stops at its first failure, whatever the run
 	// the explore line is in.
 	opts := sc.Options()

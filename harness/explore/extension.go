@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/racekit/racekit/harness/language"
 )
 
@@ -34,6 +36,13 @@ type Settings struct {
 	// Shrink shrinks explore auto findings' regression scenarios
 	// (Options.Shrink).
 	Shrink bool
+	// Select, if set, runs only the runs whose names it accepts, in place
+	// of what go test's -run and -skip select (Options.Select): a Ginkgo
+	// spec plays one run of an exploration (racekit.Env.PlayRun), and a
+	// Select that accepts none lists the runs after the learning run
+	// alone (racekit.Setup.Runs). Selected says how, for the report.
+	Select   func(name string) bool
+	Selected string
 }
 
 // Extension returns the extension of explore: the explore, with and
@@ -46,7 +55,7 @@ func Extension(s Settings) *language.Extension {
 		Name:     "explore",
 		Commands: commandsWith(s),
 		Setup: func(sc *language.Scenario, _ func(string, string)) error {
-			if hasExploreLine(sc.Script()) {
+			if HasExploreLine(sc.Script()) {
 				st := stateKey.Of(sc)
 				st.mu.Lock()
 				st.exploring = true
@@ -66,8 +75,18 @@ func Extension(s Settings) *language.Extension {
 	}
 }
 
-// hasExploreLine reports whether script has an explore line.
-func hasExploreLine(script string) bool {
+// FileHasExploreLine reports whether the scenario in file has an explore
+// line.
+func FileHasExploreLine(file string) (bool, error) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		return false, err
+	}
+	return HasExploreLine(string(ar.Comment)), nil
+}
+
+// HasExploreLine reports whether script has an explore line.
+func HasExploreLine(script string) bool {
 	for _, line := range strings.Split(script, "\n") {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "explore" {
 			return true
