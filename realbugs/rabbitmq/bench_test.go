@@ -76,7 +76,7 @@ func BenchmarkAuto(b *testing.B) {
 		for _, shrink := range []bool{false, true} {
 			name := filepath.Base(dir)
 			if shrink {
-				name += "/emit"
+				name += "-emit"
 			}
 			b.Run(name, func(b *testing.B) {
 				s := setup(b, dir, rabbitmq.V160)
