@@ -205,10 +205,10 @@ type run struct {
 // side (the shrinker's scenario and its twin) takes two at once.
 type Slots struct {
 	ch chan struct{}
-	// many lets one taker of more than one slot fill its hand at a time:
-	// two of them each holding part of what they need could wait for
-	// each other for ever.
-	many sync.Mutex
+	// many lets one taker of more than one slot fill its hand at a time
+	// (a lock of one token): two of them each holding part of what they
+	// need could wait for each other for ever.
+	many chan struct{}
 }
 
 // NewSlots returns n slots; DefaultParallel's when n is 0 or less.
@@ -216,7 +216,7 @@ func NewSlots(n int) *Slots {
 	if n <= 0 {
 		n = DefaultParallel()
 	}
-	return &Slots{ch: make(chan struct{}, n)}
+	return &Slots{ch: make(chan struct{}, n), many: make(chan struct{}, 1)}
 }
 
 // Take waits for n slots (at least one, at most all there are) and
@@ -224,8 +224,8 @@ func NewSlots(n int) *Slots {
 func (s *Slots) Take(n int) (release func()) {
 	n = min(max(n, 1), cap(s.ch))
 	if n > 1 {
-		s.many.Lock()
-		defer s.many.Unlock()
+		s.many <- struct{}{}
+		defer func() { <-s.many }()
 	}
 	for range n {
 		s.ch <- struct{}{}
