@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 
@@ -172,8 +173,12 @@ func (e *Env) PlayRun(name, run string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if explores, err := harness.ExploresFile(file); err != nil || !explores {
-		return Result{}, errors.Join(err, fmt.Errorf("racekit: play %s/%s: %s explores nothing, so it has no runs (Setup.Runs lists none)", name, run, name))
+	explores, err := harness.ExploresFile(file)
+	if err != nil {
+		return Result{}, fmt.Errorf("racekit: play %s/%s: %w", name, run, err)
+	}
+	if !explores {
+		return Result{}, fmt.Errorf("racekit: play %s/%s: %s explores nothing, so it has no runs (Setup.Runs lists none)", name, run, name)
 	}
 	opts := e.opts
 	var mu sync.Mutex
@@ -191,12 +196,10 @@ func (e *Env) PlayRun(name, run string) (Result, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if r.Explored != nil && len(r.Explored.Interleavings) == 1 {
-		return r, nil
-	}
-	if names == nil {
-		// The learning run failed, or the script before it: the outcome
-		// says why.
+	if names == nil || slices.Contains(names, run) {
+		// The run was played; or the exploration failed before its runs
+		// were known (the learning run, the script before it), or after
+		// (an interferer that fails in every run): the outcome says why.
 		return r, nil
 	}
 	return r, fmt.Errorf("racekit: play %s/%s: the exploration makes no run %s%s", name, run, run, Suggest(run, names))
