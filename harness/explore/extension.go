@@ -55,7 +55,7 @@ func Extension(s Settings) *language.Extension {
 		Name:     "explore",
 		Commands: commandsWith(s),
 		Setup: func(sc *language.Scenario, _ func(string, string)) error {
-			if HasExploreLine(sc.Script()) {
+			if hasExploreLine(sc.Script()) {
 				st := stateKey.Of(sc)
 				st.mu.Lock()
 				st.exploring = true
@@ -82,11 +82,11 @@ func FileHasExploreLine(file string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return HasExploreLine(string(ar.Comment)), nil
+	return hasExploreLine(string(ar.Comment)), nil
 }
 
-// HasExploreLine reports whether script has an explore line.
-func HasExploreLine(script string) bool {
+// hasExploreLine reports whether script has an explore line.
+func hasExploreLine(script string) bool {
 	for _, line := range strings.Split(script, "\n") {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "explore" {
 			return true
