@@ -59,7 +59,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 		return nil, err
 	}
 	ops := operatorsOf(names, l.Lives)
-	p := &planner{ops: ops, learned: l, resources: ref1.Resources, workload: a.Workload(), cut: map[string]bool{}}
+	p := &planner{ops: ops, learned: l, resources: ref1.Resources, leaders: ref1.Leaders, workload: a.Workload(), cut: map[string]bool{}}
 	// First the second reference run and the neutral twins: the masks,
 	// and which calls recur, come from them.
 	base := p.base()

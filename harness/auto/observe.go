@@ -52,7 +52,7 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return fmt.Errorf("a client to read the end state: %w", err)
 	}
-	st := State{Read: true, Objects: map[string]map[string]string{}, History: HistoryOf(sc.Trace().Rows())}
+	st := State{Read: true, Objects: map[string]map[string]string{}, Leaders: map[string]bool{}, History: HistoryOf(sc.Trace().Rows())}
 	for _, res := range resources {
 		if sc.Service(res) || unrecorded(res) {
 			continue
@@ -70,7 +70,7 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 		}
 		st.Resources = append(st.Resources, res)
 		for _, item := range list.Items {
-			st.Objects[res+"/"+item.GetName()] = Flatten(item.Object, sc.Namespace)
+			st.Add(res, item.GetName(), item.Object, sc.Namespace)
 		}
 	}
 	o := observedKey.Of(sc)

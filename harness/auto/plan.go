@@ -131,7 +131,10 @@ type planner struct {
 	ops       []Operator
 	learned   *explore.Learned
 	resources []string // what auto-observe reads
-	workload  string   // the explore auto line's command
+	// leaders are the learning run's leader-election records, which no
+	// moment is planned at (LeaderRecord).
+	leaders  map[string]bool
+	workload string // the explore auto line's command
 	// recurs reports whether a moment's call came in the second
 	// reference run too: a call on an object of a name of the run's own
 	// (an event's) never comes again, and is no moment to plan at.
@@ -173,10 +176,11 @@ func recurring(rows []record.Row) func(explore.Moment) bool {
 }
 
 // plannable reports whether the learning run's moment i is one to plan
-// at: one explore explores, whose call recurs.
+// at: one explore explores, whose call recurs, on no leader-election
+// record.
 func (p *planner) plannable(i int) bool {
 	m := p.learned.Moments[i]
-	return p.learned.Kept[i] && !unrecorded(m.Object) && (p.recurs == nil || p.recurs(m))
+	return p.learned.Kept[i] && !unrecorded(m.Object) && !p.leaders[m.Object] && (p.recurs == nil || p.recurs(m))
 }
 
 // base returns the plans every exploration runs besides its faults: the

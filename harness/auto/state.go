@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
 	"github.com/racekit/racekit/harness/explore"
 	"github.com/racekit/racekit/harness/record"
 )
@@ -28,7 +30,52 @@ type State struct {
 	Resources []string
 	Objects   map[string]map[string]string
 	History   History
+	// Leaders are the leader-election records read at the end
+	// (LeaderRecord), by RESOURCE/NAME: kept out of Objects, and their
+	// creates and deletes out of the comparison.
+	Leaders map[string]bool
 }
+
+// Add puts the object name of resource res, read at the end of a run in
+// namespace, into st: a leader-election record into Leaders, any other
+// object flattened into Objects.
+func (st *State) Add(res, name string, obj map[string]any, namespace string) {
+	key := res + "/" + name
+	if LeaderRecord(res, obj) {
+		if st.Leaders == nil {
+			st.Leaders = map[string]bool{}
+		}
+		st.Leaders[key] = true
+		return
+	}
+	if st.Objects == nil {
+		st.Objects = map[string]map[string]string{}
+	}
+	st.Objects[key] = Flatten(obj, namespace)
+}
+
+// LeaderRecord reports whether obj, an object of resource res, is a
+// leader-election record that a ConfigMap or an Endpoints holds in its
+// annotation (client-go's older locks, and the first half of the
+// configmapsleases and endpointsleases locks operators such as rabbitmq's
+// cluster-operator v1.7.0 take); Leases, the other half and today's lock,
+// are Unrecorded. A restart's new life takes the lead anew, and whether
+// it made its lock again by the time the end state is read is a matter of
+// when it started, not of what the fault did to the objects it
+// reconciles: no plan is a finding for its lock, which the neutral twins
+// showed too only when their new lives took the lead in time.
+func LeaderRecord(res string, obj map[string]any) bool {
+	if res != "configmaps" && res != "endpoints" {
+		return false
+	}
+	md, _ := obj["metadata"].(map[string]any)
+	ann, _ := md["annotations"].(map[string]any)
+	_, ok := ann[resourcelock.LeaderElectionRecordAnnotationKey]
+	return ok
+}
+
+// leader reports whether object is a leader-election record in a or b.
+func leader(a, b State, object string) bool { return a.Leaders[object] || b.Leaders[object] }
 
 // History counts a run's successful creates and deletes (a 2xx answer),
 // by VERB ACTOR OBJECT CODE: not updates, whose number varies with timing (an
@@ -44,8 +91,10 @@ func historyKey(verb, actor, object string, code int) string {
 // Unrecorded are the resources the oracle leaves out of end states and
 // histories, and the planner out of its moments: Kubernetes Events are a
 // best-effort record of what happened, with names of the run's own and
-// counts that timing decides, not state a controller acts on.
-var Unrecorded = []string{"events"}
+// counts that timing decides, not state a controller acts on; Leases are
+// leader election's locks (and heartbeats), renewed on a timer and taken
+// anew by every restarted life (LeaderRecord has the older locks).
+var Unrecorded = []string{"events", "leases"}
 
 // unrecorded reports whether object (RESOURCE or RESOURCE/NAME) is of an
 // Unrecorded resource.
@@ -224,7 +273,7 @@ func MasksOf(refs []State) Masks {
 	for i := 1; i < len(refs); i++ {
 		a, b := refs[0], refs[i]
 		for _, k := range union(slices.Collect(maps.Keys(a.History)), slices.Collect(maps.Keys(b.History))) {
-			if a.History[k] == b.History[k] {
+			if a.History[k] == b.History[k] || leader(a, b, strings.Fields(k)[2]) {
 				continue
 			}
 			m.History[k] = true
@@ -237,6 +286,9 @@ func MasksOf(refs []State) Masks {
 			}
 		}
 		for _, key := range union(slices.Collect(maps.Keys(a.Objects)), slices.Collect(maps.Keys(b.Objects))) {
+			if leader(a, b, key) {
+				continue
+			}
 			oa, inA := a.Objects[key]
 			ob, inB := b.Objects[key]
 			if !inA || !inB {
@@ -304,7 +356,7 @@ func union(a, b []string) []string {
 // masks left out: each object there in one and not the other (but of an
 // unstable resource), each field of an object in both with another value
 // or there in one only, and each count of creates and deletes that
-// differs. Values absent are "<absent>". The order is stable: objects,
+// differs, but of an object that is a leader-election record in either. Values absent are "<absent>". The order is stable: objects,
 // then fields, by name, then the history.
 func Diff(ref, run State, m Masks) []explore.Difference {
 	var out []explore.Difference
@@ -312,6 +364,11 @@ func Diff(ref, run State, m Masks) []explore.Difference {
 		return out
 	}
 	for _, key := range union(slices.Collect(maps.Keys(ref.Objects)), slices.Collect(maps.Keys(run.Objects))) {
+		if leader(ref, run, key) {
+			// A plain object in one state, of the name of a record in
+			// the other: the lock before it was taken, or after.
+			continue
+		}
 		if m.Unstable[resourceOf(key)] {
 			// The references disagree on which objects there are: only
 			// objects of both compare field by field.
@@ -356,6 +413,9 @@ func Diff(ref, run State, m Masks) []explore.Difference {
 		}
 		f := strings.Fields(k)
 		verb, actor, object, code := f[0], f[1], f[2], f[3]
+		if leader(ref, run, object) {
+			continue
+		}
 		if m.Unstable[resourceOf(object)] && !ref.wrote(object) {
 			// An object of a name of the run's own.
 			continue

@@ -1,6 +1,9 @@
 package auto
 
 import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -399,4 +402,103 @@ func TestMasksOfThree(t *testing.T) {
 	three := MasksOf([]State{ref(`"3"`, `"x"`), ref(`"3"`, `"y"`), ref(`"4"`, `"x"`)})
 	assert.Assert(t, !three.Empty())
 	assert.DeepEqual(t, three.Fields, map[string]map[string]bool{"configmaps/a": {"data.owner": true, "data.size": true}})
+}
+
+// TestLeaderRecordsGenerated checks, over generated pairs of end states,
+// that the oracle leaves leader-election records out and nothing else:
+// objects of four resources, each absent, plain or carrying client-go's
+// leader annotation, with counts of creates. Diff and MasksOf give what
+// they give for the same states with every record (an annotated ConfigMap
+// or Endpoints, in either state) and its history removed by the
+// generator (kept without LeaderRecord), no difference names a record,
+// and the objects with differences are exactly those, but the records,
+// whose presence, fields or counts the generator made differ.
+func TestLeaderRecordsGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 37))
+	resources := []string{"configmaps", "endpoints", "secrets", "services"}
+	names := []string{"a", "lock"}
+	const ns = "ns-1"
+	for n := range 3000 {
+		type obj struct {
+			present, leader bool
+			value           int
+			creates         int
+		}
+		gen := func() map[string]obj {
+			out := map[string]obj{}
+			for _, res := range resources {
+				for _, name := range names {
+					o := obj{present: r.IntN(3) > 0, value: r.IntN(2), creates: r.IntN(3)}
+					o.leader = o.present && r.IntN(2) == 0
+					out[res+"/"+name] = o
+				}
+			}
+			return out
+		}
+		build := func(objs map[string]obj, drop map[string]bool) State {
+			st := State{Read: true, Objects: map[string]map[string]string{}, History: History{}}
+			for key, o := range objs {
+				res, name, _ := strings.Cut(key, "/")
+				if drop[key] {
+					continue
+				}
+				if o.creates > 0 {
+					st.History[historyKey("create", "op", key, 201)] = o.creates
+				}
+				if !o.present {
+					continue
+				}
+				md := map[string]any{"name": name, "namespace": ns}
+				if o.leader {
+					md["annotations"] = map[string]any{"control-plane.alpha.kubernetes.io/leader": `{"holderIdentity":"x"}`}
+				}
+				body := map[string]any{"metadata": md, "data": map[string]any{"v": strconv.Itoa(o.value)}}
+				if drop == nil {
+					st.Add(res, name, body, ns)
+				} else {
+					// Without the rule under test: every object kept
+					// is one to compare.
+					st.Objects[key] = Flatten(body, ns)
+				}
+			}
+			return st
+		}
+		refObjs, runObjs := gen(), gen()
+		// records are what the generator knows to be leader records: an
+		// annotated ConfigMap or Endpoints in either state.
+		records := map[string]bool{}
+		for _, objs := range []map[string]obj{refObjs, runObjs} {
+			for key, o := range objs {
+				if res := resourceOf(key); o.leader && (res == "configmaps" || res == "endpoints") {
+					records[key] = true
+				}
+			}
+		}
+		ref, run := build(refObjs, nil), build(runObjs, nil)
+		sref, srun := build(refObjs, records), build(runObjs, records)
+		if len(records) == 0 {
+			// build keeps every object of a nil drop by Add.
+			sref, srun = build(refObjs, map[string]bool{}), build(runObjs, map[string]bool{})
+		}
+		m := MasksOf([]State{ref, run})
+		got := Diff(ref, run, Masks{})
+		assert.DeepEqual(t, got, Diff(sref, srun, Masks{}))
+		assert.DeepEqual(t, m, MasksOf([]State{sref, srun}))
+		for _, d := range got {
+			assert.Check(t, !records[d.Object], "case %d: a difference of a leader record: %v", n, d)
+		}
+		// Each object but a record that differs, and only such, has a
+		// difference.
+		want, named := map[string]bool{}, map[string]bool{}
+		for key := range refObjs {
+			a, b := refObjs[key], runObjs[key]
+			if !records[key] && (a.creates != b.creates || a.present != b.present || a.present && (a.value != b.value || a.leader != b.leader)) {
+				want[key] = true
+			}
+		}
+		for _, d := range got {
+			named[d.Object] = true
+		}
+		assert.DeepEqual(t, named, want)
+	}
 }
