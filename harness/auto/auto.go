@@ -114,11 +114,11 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	for _, op := range ops {
 		o.actors = append(o.actors, op.Actor)
 	}
-	for i := 1; i < len(base); i++ {
-		o.twin(p.group[base[i].Name], bstates[i], bils[i])
-	}
 	sum := &explore.AutoSummary{References: len(refs), Plans: map[string]int{}, BaseMask: BaseMask,
 		Runs: 1 + len(base) + len(refs) - 2 + len(all)}
+	for i := 1; i < len(base); i++ {
+		sum.Twins = append(sum.Twins, o.twin(p.group[base[i].Name], base[i], bstates[i], bils[i]))
+	}
 	sum.Masked, sum.Unstable = o.masks.List()
 	c := &confirmer{ctx: ctx, cp: cp, opts: opts, a: a, dir: dir, xo: xo, p: p, base: base, rep: rep, o: o, sum: sum,
 		todo: todo, all: all, states: make([]State, len(all)), ran: make([]explore.Interleaving, len(all)),
@@ -134,6 +134,7 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	}
 	a.Run(ctx, cp, opts, filepath.Join(dir, "runs"), StagePlans, all, c.xo)
 	c.wait()
+	slices.SortFunc(sum.Twins, func(a, b explore.TwinRun) int { return strings.Compare(a.Name, b.Name) })
 	out := c.ran[:len(todo)]
 	sum.Clock, sum.ClockRuns = byClock(append(slices.Clip(bils), c.ran...))
 	rep.Interleavings = out
@@ -215,9 +216,12 @@ func newOracle(refs []State, ils []explore.Interleaving) *oracle {
 }
 
 // twin notes what a neutral twin's run shows against the references:
-// a plan's difference it shows too is set aside.
-func (o *oracle) twin(group string, st State, il explore.Interleaving) {
-	o.twins[group] = append(o.twins[group], o.differences(st, il)...)
+// a plan's difference it shows too is set aside. It returns the run as
+// the report lists it (explore.AutoSummary.Twins).
+func (o *oracle) twin(group string, p explore.Plan, st State, il explore.Interleaving) explore.TwinRun {
+	ds := o.differences(st, il)
+	o.twins[group] = append(o.twins[group], ds...)
+	return explore.TwinRun{Name: p.Name, Fault: p.Fault, Group: group, Read: st.Read, Differences: ds}
 }
 
 // signature is what makes two failures the same one across runs: the

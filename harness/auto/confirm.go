@@ -62,7 +62,7 @@ func (c *confirmer) ended(i int, il explore.Interleaving) {
 	c.ran[i] = il
 	g := c.p.group[c.all[i].Name]
 	if i >= len(c.todo) {
-		c.o.twin(g, c.states[i], il)
+		c.sum.Twins = append(c.sum.Twins, c.o.twin(g, c.all[i], c.states[i], il))
 		if c.twinsDue[g]--; c.twinsDue[g] == 0 {
 			for _, k := range c.waiting[g] {
 				c.judge(k)

@@ -92,6 +92,12 @@ func TestConfirmerOrderGenerated(t *testing.T) {
 		assert.Equal(t, c.sum.Discarded, discarded, "seed %d", seed)
 		assert.Equal(t, c.sum.Plans[ClassIntermediate], len(todo), "seed %d: every plan judged once", seed)
 		assert.Equal(t, len(c.waiting), 0, "seed %d: plans still wait for twins", seed)
+		// Each twin is in the report, with its group and what it showed.
+		assert.Equal(t, len(c.sum.Twins), len(twins), "seed %d: twins listed", seed)
+		for _, tw := range c.sum.Twins {
+			assert.Equal(t, tw.Group, p.group[tw.Name], "seed %d", seed)
+			assert.Assert(t, tw.Read && len(tw.Differences) == 1 && tw.Differences[0].Field == "data.shown", "seed %d: %+v", seed, tw)
+		}
 		for i := range todo {
 			assert.Equal(t, c.ran[i].Passed, !slices.Contains(findings, i), "seed %d, plan %d", seed, i)
 		}

@@ -309,7 +309,7 @@ func TestJudge(t *testing.T) {
 			if len(tc.twin) > 0 {
 				twinState = State{}
 			}
-			o.twin("g", twinState, explore.Interleaving{Failures: tc.twin})
+			o.twin("g", explore.Plan{Name: "twin"}, twinState, explore.Interleaving{Failures: tc.twin})
 			il := explore.Interleaving{Failures: tc.fails}
 			o.judge(&il, tc.run, "g")
 			assert.Equal(t, il.Passed, tc.passed, "differences: %v", il.Differences)

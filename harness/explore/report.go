@@ -147,6 +147,25 @@ type AutoSummary struct {
 	// metrics=$METRICS_ADDR (docs/running.md).
 	Clock     []string `json:",omitempty"`
 	ClockRuns int      `json:",omitempty"`
+	// Twins are the neutral twins' runs, by name: what each showed
+	// against the references is what the plans of its group were not
+	// judged on (Discarded), so a finding that a twin should have set
+	// aside, or a pass it set aside too much for, can be read here.
+	Twins []TwinRun `json:",omitempty"`
+}
+
+// TwinRun is one neutral twin's run as the oracle noted it.
+type TwinRun struct {
+	Name, Fault string
+	// Group names the plans it is the twin of: "restart OP" for a
+	// restart, "stale OP RESOURCE" for a restart against a view of
+	// RESOURCE, or the unobserved plan it was made with.
+	Group string
+	// Read is false when the run ended before its end state was read.
+	Read bool
+	// Differences are what it showed against the references, failures
+	// included.
+	Differences []Difference `json:",omitempty"`
 }
 
 // InterfererFailed reports whether a hook's action of the run's own

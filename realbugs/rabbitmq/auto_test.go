@@ -85,6 +85,11 @@ func TestAuto(t *testing.T) {
 						// Neither a marker a crash lost nor #648's
 						// signature: a false alarm.
 						t.Errorf("%s on %s: %s (%s) failed, and nothing explains it: a false alarm: %v", res.Name, r.Version, il.Name, il.Class, il.Differences)
+						// What the twins showed, which set aside
+						// the plans' differences they showed too.
+						for _, tw := range rep.Auto.Twins {
+							t.Logf("  twin %s (%s): read %v, %v", tw.Name, tw.Group, tw.Read, tw.Differences)
+						}
 					}
 					for _, d := range il.Differences {
 						if d.Kind == "history" && d.Object == "statefulsets/r-server" && strings.HasPrefix(d.Field, "delete by rabbitmq") {
