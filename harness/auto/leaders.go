@@ -25,10 +25,10 @@ func (st *State) Add(res, name string, obj map[string]any, namespace string) {
 
 // LeaderRecord reports whether obj, an object of resource res, is a
 // leader-election record that a ConfigMap or an Endpoints holds in its
-// annotation (client-go's older locks, and the first half of the
-// configmapsleases and endpointsleases locks operators such as rabbitmq's
-// cluster-operator v1.7.0 take); Leases, the other half and today's lock,
-// are Unrecorded. A restart's new life takes the lead anew, and whether
+// annotation (client-go's older locks, and the first half of its
+// configmapsleases and endpointsleases locks, which operators built on
+// older controller-runtime releases take); Leases, the other half and
+// today's lock, are Unrecorded. A restart's new life takes the lead anew, and whether
 // it made its lock again by the time the end state is read is a matter of
 // when it started, not of what the fault did to the objects it
 // reconciles: no plan is a finding for its lock, which the neutral twins
