@@ -28,11 +28,11 @@ func (st *State) Add(res, name string, obj map[string]any, namespace string) {
 // annotation (client-go's older locks, and the first half of its
 // configmapsleases and endpointsleases locks, which operators built on
 // older controller-runtime releases take); Leases, the other half and
-// today's lock, are Unrecorded. A restart's new life takes the lead anew, and whether
-// it made its lock again by the time the end state is read is a matter of
-// when it started, not of what the fault did to the objects it
-// reconciles: no plan is a finding for its lock, which the neutral twins
-// showed too only when their new lives took the lead in time.
+// today's lock, are Unrecorded. A restart's new life takes the lead anew,
+// and whether it made its lock again by the time the end state is read is
+// a matter of when it started, not of what the fault did to the objects
+// it reconciles: no plan is a finding for its lock, which the neutral
+// twins showed too only when their new lives took the lead in time.
 func LeaderRecord(res string, obj map[string]any) bool {
 	if res != "configmaps" && res != "endpoints" {
 		return false

@@ -52,7 +52,7 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return fmt.Errorf("a client to read the end state: %w", err)
 	}
-	st := State{Read: true, Objects: map[string]map[string]string{}, Leaders: map[string]bool{}, History: HistoryOf(sc.Trace().Rows())}
+	st := State{Read: true, Objects: map[string]map[string]string{}, History: HistoryOf(sc.Trace().Rows())}
 	for _, res := range resources {
 		if sc.Service(res) || unrecorded(res) {
 			continue
