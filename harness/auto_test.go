@@ -238,11 +238,20 @@ func TestAutoShrink(t *testing.T) {
 	// and the table says it.
 	assert.Assert(t, rep.Auto.Shrunk > 0 && rep.Auto.Shrunk%2 == 0, "shrinker's runs: %d", rep.Auto.Shrunk)
 	assert.Assert(t, strings.Contains(rep.Table(), fmt.Sprintf("; %d runs shrinking the findings", rep.Auto.Shrunk)), rep.Table())
+	// The two findings differ alike: the second, in plan order, takes
+	// what the first's shrinking left out, checked in one pair of runs.
+	var as []string
+	for _, il := range failed {
+		if m := shrunkAs.FindStringSubmatch(string(il.Emit)); m != nil && m[1] != "" {
+			as = append(as, il.Name+" as "+m[1])
+		}
+	}
+	assert.DeepEqual(t, as, []string{failed[1].Name + " as " + failed[0].Name})
 	for _, il := range failed {
 		t.Run(il.Name, func(t *testing.T) {
 			emitted := string(il.Emit)
 			t.Log(emitted)
-			assert.Assert(t, strings.Contains(emitted, "# Shrunk: it still fails at "), "not shrunk:\n%s", emitted)
+			assert.Assert(t, shrunkAs.MatchString(emitted), "not shrunk:\n%s", emitted)
 			script := string(txtarComment(il.Emit))
 			for _, gone := range []string{"\ncreate unrelated.yaml\n", "\nawait controller watch configmaps 200\n"} {
 				assert.Assert(t, !strings.Contains(script, gone), "%q is still a command:\n%s", gone, emitted)
@@ -267,6 +276,10 @@ func TestAutoShrink(t *testing.T) {
 		})
 	}
 }
+
+// shrunkAs matches an emitted scenario's note that it was shrunk, with
+// the finding whose left-out lines it took, if any.
+var shrunkAs = regexp.MustCompile(`(?m)^# Shrunk(?: as (\S+) was, whose finding is the same)?: it still fails at `)
 
 // moverName matches the commands of an emitted scenario that name the
 // mover (start, idle, a hook's restart), for the safe mover to take its

@@ -111,6 +111,8 @@ func runChild() bool {
 			os.Exit(1)
 		}
 		fmt.Println("stopped")
+	case "copier", "drops", "noqueue":
+		runManagerChild(os.Getenv(childEnv))
 	case "quits":
 		fmt.Println("no kubeconfig I like")
 		os.Exit(3)

@@ -122,12 +122,14 @@ func Explore(ctx context.Context, cp *controlplane.ControlPlane, opts language.O
 	sum.Masked, sum.Unstable = o.masks.List()
 	c := &confirmer{ctx: ctx, cp: cp, opts: opts, a: a, dir: dir, xo: xo, p: p, base: base, rep: rep, o: o, sum: sum,
 		todo: todo, all: all, states: make([]State, len(all)), ran: make([]explore.Interleaving, len(all)),
-		twinsDue: map[string]int{}, waiting: map[string][]int{}}
+		twinsDue: map[string]int{}, waiting: map[string][]int{}, left: map[string]int{}, siblings: map[int]*sibling{}}
 	c.xo.Slots = explore.NewSlots(xo.Parallel)
-	c.rerun = c.confirm
+	c.rerun, c.shrink = c.confirm, c.shrinkOne
 	for i := range all {
 		if i >= len(todo) {
 			c.twinsDue[p.group[all[i].Name]]++
+		} else {
+			c.left[p.group[all[i].Name]]++
 		}
 		all[i].Done = func(sc *language.Scenario) { c.states[i] = Observed(sc) }
 		all[i].Then = func(il explore.Interleaving) { c.ended(i, il) }

@@ -3,6 +3,7 @@ package auto
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/racekit/racekit/harness/controlplane"
@@ -31,8 +32,11 @@ type confirmer struct {
 	rep       *explore.Report
 	todo, all []explore.Plan
 	follow    sync.WaitGroup // the reruns and shrinks under way
-	// rerun begins a finding's rerun (confirm; a test's recorder).
-	rerun func(i int)
+	// rerun begins a finding's rerun (confirm; a test's recorder), and
+	// shrink a confirmed finding's shrinking, from what the finding lead
+	// left out unless lead is -1 (shrinkOne; a test's recorder).
+	rerun  func(i int)
+	shrink func(i, lead int)
 
 	mu     sync.Mutex
 	o      *oracle
@@ -51,6 +55,10 @@ type confirmer struct {
 	reruns, rerunsDone, rerunsFailed int
 	announced                        bool
 	shrinkers                        []*shrinker
+	// left counts, per group, its plans not yet through (through);
+	// siblings are the shrinkings begun, by plan.
+	left     map[string]int
+	siblings map[int]*sibling
 }
 
 // ended takes the run of all[i] (explore.Plan.Then): a twin's is noted
@@ -94,7 +102,9 @@ func (c *confirmer) judge(i int) {
 		c.reruns++
 		c.sum.Runs++
 		c.follow.Go(func() { c.rerun(i) })
+		return
 	}
+	c.through(i)
 }
 
 // confirm runs plan i once more: a finding that does not show again is
@@ -119,18 +129,63 @@ func (c *confirmer) confirm(i int) {
 	c.o.confirm(&c.ran[i], rerun)
 	if c.ran[i].Flaky {
 		c.sum.Flaky++
+	} else {
+		c.ran[i].Emit = regression(c.a, c.rep, c.todo[i], c.ran[i], "")
+	}
+	c.through(i)
+}
+
+// through notes that plan i has been judged and, a finding, confirmed or
+// called flaky. Under --emit, once every plan of its group is through,
+// the group's confirmed findings begin their shrinking (c.shrink), in
+// plan order: the first of those that differ from the references alike
+// (the same claims) shrinks on its own, and each after it starts from
+// what the first left out (shrinker.shrink). Waiting for the whole group
+// makes which finding is first the plans' order, never the order their
+// runs ended in, so the emitted scenarios are the same on every run.
+// c.mu is held.
+func (c *confirmer) through(i int) {
+	g := c.p.group[c.todo[i].Name]
+	if c.left[g]--; c.left[g] > 0 || !c.xo.Shrink {
 		return
 	}
-	c.ran[i].Emit = regression(c.a, c.rep, c.todo[i], c.ran[i], "")
-	if !c.xo.Shrink {
-		return
+	first := map[string]int{}
+	for k := range c.todo {
+		il := c.ran[k]
+		if c.p.group[c.todo[k].Name] != g || il.Passed || il.NotApplicable || il.Flaky {
+			continue
+		}
+		claims, _ := assertions(il.Differences)
+		key := strings.Join(claims, "\n")
+		lead, ok := first[key]
+		if !ok {
+			first[key], lead = k, -1
+		}
+		c.shrink(k, lead)
 	}
-	sh := &shrinker{cp: c.cp, opts: c.opts, dir: filepath.Join(c.dir, "shrink", c.todo[i].Name), slots: c.xo.Slots}
+}
+
+// shrinkOne begins the shrinking of finding i, from what finding lead's
+// left out when lead is not -1. c.mu is held.
+func (c *confirmer) shrinkOne(i, lead int) {
+	// A candidate that leaves out the cause of a wait fails as soon as
+	// everything has settled without the awaited call, not at the wait's
+	// bound (30 s); a wait that settling ends early only keeps a line.
+	opts := c.opts
+	opts.EndWaitsOnSettle = true
+	sh := &shrinker{cp: c.cp, opts: opts, dir: filepath.Join(c.dir, "shrink", c.todo[i].Name), slots: c.xo.Slots}
 	c.shrinkers = append(c.shrinkers, sh)
+	me := &sibling{name: c.todo[i].Name, done: make(chan struct{})}
+	c.siblings[i] = me
+	var from *sibling
+	if lead >= 0 {
+		from = c.siblings[lead]
+	}
 	found := c.ran[i]
 	c.follow.Go(func() {
+		defer close(me.done)
 		twin, ok := c.p.twinOf(c.todo[i].Name, c.base)
-		emit := sh.shrink(c.ctx, c.a, c.rep, c.todo[i], twin, ok, found)
+		emit := sh.shrink(c.ctx, c.a, c.rep, c.todo[i], twin, ok, found, from, me)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.ran[i].Emit = emit

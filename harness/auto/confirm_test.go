@@ -20,7 +20,10 @@ import (
 // cases: up to 4 groups, each with none, one or two twins among the runs
 // (none: its twin ran before, with the references), up to 8 plans, each
 // with no difference, one its group's twins show, or one they do not,
-// ending in a random order.
+// ending in a random order. Under --emit, each confirmed finding shrinks
+// once its whole group is through, from the first finding of its group
+// with its difference, in plan order, whatever order the runs ended in;
+// a quarter of the findings are called flaky by their reruns.
 func TestConfirmerOrderGenerated(t *testing.T) {
 	ref := State{Read: true, Objects: map[string]map[string]string{"configmaps/a": {"data.shown": `"0"`, "data.own": `"0"`}}}
 	changed := func(field string) State {
@@ -72,16 +75,37 @@ func TestConfirmerOrderGenerated(t *testing.T) {
 		all := append(slices.Clip(todo), twins...)
 		c := &confirmer{p: p, todo: todo, all: all, states: states, ran: make([]explore.Interleaving, len(all)),
 			o: newOracle([]State{ref}, nil), sum: &explore.AutoSummary{Plans: map[string]int{}},
-			twinsDue: map[string]int{}, waiting: map[string][]int{}}
+			twinsDue: map[string]int{}, waiting: map[string][]int{}, left: map[string]int{}, xo: explore.Options{Shrink: true}}
+		for i := range todo {
+			c.left[p.group[todo[i].Name]]++
+		}
 		for i := len(todo); i < len(all); i++ {
 			c.twinsDue[p.group[all[i].Name]]++
 		}
+		// A rerun calls a quarter of the findings flaky, as confirm does,
+		// and lets the plan through.
+		flaky := make([]bool, len(todo))
+		for i := range flaky {
+			flaky[i] = r.IntN(4) == 0
+		}
 		var mu sync.Mutex
 		reran := []int{}
+		shrunk := map[int]int{} // finding: the finding it started from, or -1
 		c.rerun = func(i int) {
 			mu.Lock()
-			defer mu.Unlock()
 			reran = append(reran, i)
+			mu.Unlock()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.ran[i].Flaky = flaky[i]
+			c.through(i)
+		}
+		c.shrink = func(i, lead int) {
+			g := p.group[todo[i].Name]
+			assert.Equal(t, c.left[g], 0, "seed %d: plan %d shrinks before its group %s is through", seed, i, g)
+			_, again := shrunk[i]
+			assert.Assert(t, !again, "seed %d: plan %d shrinks twice", seed, i)
+			shrunk[i] = lead
 		}
 		for _, i := range r.Perm(len(all)) {
 			c.ended(i, explore.Interleaving{Name: all[i].Name, Class: all[i].Class, Passed: true})
@@ -101,5 +125,23 @@ func TestConfirmerOrderGenerated(t *testing.T) {
 		for i := range todo {
 			assert.Equal(t, c.ran[i].Passed, !slices.Contains(findings, i), "seed %d, plan %d", seed, i)
 		}
+		// Each confirmed finding shrinks once, from the first confirmed
+		// finding of its group before it in plan order with the same
+		// difference, or on its own when it is that first; flaky ones
+		// do not shrink.
+		want := map[int]int{}
+		for _, i := range findings {
+			if flaky[i] {
+				continue
+			}
+			want[i] = -1
+			for _, k := range findings {
+				if k < i && !flaky[k] && p.group[todo[k].Name] == p.group[todo[i].Name] && states[k].Objects["configmaps/a"]["data.own"] == states[i].Objects["configmaps/a"]["data.own"] {
+					want[i] = k
+					break
+				}
+			}
+		}
+		assert.DeepEqual(t, shrunk, want)
 	}
 }

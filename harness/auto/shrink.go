@@ -115,11 +115,26 @@ func (c leftOut) apply(a *explore.Auto) *explore.Auto {
 	return a.WithWorkload("do " + strings.Join(kept, " ; "))
 }
 
+// sibling is what one finding's shrinking left out, for the findings of
+// its group that differ from the references as it does, after it in plan
+// order (confirmer.through): done closes when its shrinking has ended;
+// shrunk is set when it left out lines, left.
+type sibling struct {
+	name   string
+	done   chan struct{}
+	left   leftOut
+	shrunk bool
+}
+
 // shrink returns p's regression scenario with the lines the bug does not
 // need left out, and what it left out said in its header; the whole one,
 // with why, when its first run does not fail at a claim or its twin does
-// not pass.
-func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Report, p explore.Plan, twin explore.Plan, hasTwin bool, il explore.Interleaving) []byte {
+// not pass. With from set, p's finding is a sibling's twice over (the
+// same group, the same differences): p first tries what from left out,
+// once from's shrinking has ended, and takes it when it holds, in one
+// pair of runs instead of a shrinking of its own. me, if set, is told
+// what p's shrinking left out.
+func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Report, p explore.Plan, twin explore.Plan, hasTwin bool, il explore.Interleaving, from, me *sibling) []byte {
 	if !hasTwin {
 		return regression(a, rep, p, il, "Not shrunk: the plan has no neutral twin to hold the smaller scenarios to.")
 	}
@@ -132,96 +147,163 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 			s.targets = append(s.targets, d.Object)
 		}
 	}
-	target, why := s.holds(ctx, a, p, twin, claims, leftOut{}, "")
+	if from != nil {
+		select {
+		case <-from.done:
+		case <-ctx.Done():
+		}
+		if from.shrunk {
+			if target, why, _ := s.holds(ctx, a, p, twin, claims, from.left, ""); why == "" {
+				if me != nil {
+					me.left, me.shrunk = from.left, true
+				}
+				return s.shrunk(a, rep, p, il, twin, from.left, target, "as "+from.name+" was, whose finding is the same")
+			}
+		}
+	}
+	target, why, _ := s.holds(ctx, a, p, twin, claims, leftOut{}, "")
 	if why != "" {
 		return regression(a, rep, p, il, "Not shrunk: "+why+".")
 	}
-	setup := a.Setup()
-	parts := workParts(a.Workload())
+	var lines []int
+	for _, l := range a.Setup() {
+		lines = append(lines, l.N)
+	}
+	parts := len(workParts(a.Workload()))
 	if p.Workload != "" {
-		parts = nil // a workload with waits cut: its twin runs another
+		parts = 0 // a workload with waits cut: its twin runs another
 	}
-	var done leftOut
-	for round := 0; round < 3; round++ {
-		var cands []leftOut
-		for _, l := range setup {
-			if !slices.Contains(done.setup, l.N) {
-				cands = append(cands, done.with(true, l.N))
-			}
-		}
-		if len(parts)-len(done.work) > 1 {
-			for i := range parts {
-				if !slices.Contains(done.work, i) {
-					cands = append(cands, done.with(false, i))
-				}
-			}
-		}
-		good := s.each(ctx, a, p, twin, claims, cands, target)
-		if len(good) == 0 {
-			break
-		}
-		if all := done.union(good); len(good) == 1 || s.ok(ctx, a, p, twin, claims, all, target) {
-			done = all
-			continue
-		}
-		// Each could go alone, not all at once: one at a time, in order.
-		for _, g := range good {
-			if next := done.union([]leftOut{g}); s.ok(ctx, a, p, twin, claims, next, target) {
-				done = next
-			}
-		}
-	}
+	done := minimize(lines, parts, func(c leftOut) (held, broke bool) {
+		_, why, broke := s.holds(ctx, a, p, twin, claims, c, target)
+		return why == "", broke
+	})
 	if len(done.setup)+len(done.work) == 0 {
 		return regression(a, rep, p, il, fmt.Sprintf("Not shrunk: every line of the setup and the workload is needed for it to fail at %q while its neutral twin (%s) passes.", target, twin.Fault))
 	}
-	slices.Sort(done.work)
+	if me != nil {
+		me.left, me.shrunk = done, true
+	}
+	return s.shrunk(a, rep, p, il, twin, done, target, "")
+}
+
+// shrunk returns p's regression scenario with done's lines left out, its
+// header saying which, and how (as, when the lines are a sibling's).
+func (s *shrinker) shrunk(a *explore.Auto, rep *explore.Report, p explore.Plan, il explore.Interleaving, twin explore.Plan, done leftOut, target, as string) []byte {
+	setup := a.Setup()
+	parts := workParts(a.Workload())
+	work := slices.Sorted(slices.Values(done.work))
 	var left []string
 	for _, l := range setup {
 		if slices.Contains(done.setup, l.N) {
 			left = append(left, fmt.Sprintf("line %d, %s", l.N, l.Text))
 		}
 	}
-	for _, i := range done.work {
+	for _, i := range work {
 		left = append(left, "the workload's "+strings.TrimSpace(parts[i]))
 	}
-	note := fmt.Sprintf("Shrunk: it still fails at %q, and its neutral twin (%s) passes,\nwithout %s.", target, twin.Fault, strings.Join(left, "; "))
+	how := "Shrunk"
+	if as != "" {
+		how += " " + as
+	}
+	note := fmt.Sprintf("%s: it still fails at %q, and its neutral twin (%s) passes,\nwithout %s.", how, target, twin.Fault, strings.Join(left, "; "))
 	return regression(done.apply(a), rep, p, il, note)
 }
 
-// each returns those of cands that keep the scenario failing at target
-// and its twin passing, trying them at once, as many as the shrinker's
-// slots allow (two runs each).
-func (s *shrinker) each(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, cands []leftOut, target string) []leftOut {
-	held := make([]bool, len(cands))
-	var wg sync.WaitGroup
-	for i, c := range cands {
-		wg.Go(func() {
-			held[i] = s.ok(ctx, a, p, twin, claims, c, target)
-		})
-	}
-	wg.Wait()
-	var out []leftOut
-	for i, c := range cands {
-		if held[i] {
-			out = append(out, c)
+// minimize returns the lines to leave out of a scenario whose setup
+// lines are setup (by number) and whose workload has parts commands: each
+// line not yet out is left out, all at once in one round, beside those
+// out already, and try says whether that holds (held), and, when not,
+// whether the run broke: failed before its claims or at none of them (broke); the lines that could
+// each go are then left out together, or one at a time when together
+// they cannot, for up to three rounds. At least one workload command
+// stays. Every set it returns, but the empty one, try held.
+//
+// A line whose leaving out broke the run is not tried again in a later
+// round: it is a cause the rest of the scenario stands on (the create
+// an await answers, the operator's start, the lock a restart needs
+// free), and trying it again cost each round a wait's whole bound.
+// Leaving out more lines could, in principle, let one go later; the
+// scenario is then a line longer than it might be, never one that does
+// not fail. TestMinimizeGenerated holds these rules.
+func minimize(setup []int, parts int, try func(c leftOut) (held, broke bool)) leftOut {
+	var done leftOut
+	needed := map[line]bool{}
+	for round := 0; round < 3; round++ {
+		var cands []line
+		for _, n := range setup {
+			if c := (line{setup: true, n: n}); !slices.Contains(done.setup, n) && !needed[c] {
+				cands = append(cands, c)
+			}
+		}
+		if parts-len(done.work) > 1 {
+			for i := range parts {
+				if c := (line{n: i}); !slices.Contains(done.work, i) && !needed[c] {
+					cands = append(cands, c)
+				}
+			}
+		}
+		held := make([]bool, len(cands))
+		broke := make([]bool, len(cands))
+		var wg sync.WaitGroup
+		for i, c := range cands {
+			wg.Go(func() { held[i], broke[i] = try(done.with(c.setup, c.n)) })
+		}
+		wg.Wait()
+		var good []leftOut
+		for i, c := range cands {
+			switch {
+			case held[i]:
+				good = append(good, done.with(c.setup, c.n))
+			case broke[i]:
+				needed[c] = true
+			}
+		}
+		if len(good) == 0 {
+			break
+		}
+		// keeps reports whether c keeps a workload command: each could
+		// go alone, but not every one.
+		keeps := func(c leftOut) bool { return parts == 0 || len(c.work) < parts }
+		all := done.union(good)
+		if len(good) == 1 {
+			done = all
+			continue
+		}
+		if keeps(all) {
+			if ok, _ := try(all); ok {
+				done = all
+				continue
+			}
+		}
+		// Each could go alone, not all at once: one at a time, in order.
+		for _, g := range good {
+			next := done.union([]leftOut{g})
+			if !keeps(next) {
+				continue
+			}
+			if ok, _ := try(next); ok {
+				done = next
+			}
 		}
 	}
-	return out
+	return done
 }
 
-// ok reports whether, with c left out, the scenario fails at target and
-// its twin passes.
-func (s *shrinker) ok(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, c leftOut, target string) bool {
-	_, why := s.holds(ctx, a, p, twin, claims, c, target)
-	return why == ""
+// line is a line a candidate leaves out: a setup line by number, or a
+// workload command by index.
+type line struct {
+	setup bool
+	n     int
 }
 
 // holds runs the regression scenario of p with c left out, and its
 // neutral twin with the same claims. It returns the command the scenario
 // failed at first, and why it does not hold: the scenario passed, failed
 // at another line than target (when target is set) or at no claim, or
-// the twin failed. "" when it holds.
-func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, c leftOut, target string) (string, string) {
+// the twin failed. "" when it holds. broke is set when the scenario
+// failed before its claims or at none of them: in its setup or workload,
+// at a line of the plan's tail, or at a wait EndWaitsOnSettle cut short.
+func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, c leftOut, target string) (first, why string, broke bool) {
 	defer s.slots.Take(2)()
 	small := c.apply(a)
 	ph, pt := faultLines(p)
@@ -236,12 +318,12 @@ func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.P
 	})
 	wg.Wait()
 	if plan.Passed {
-		return "", "the scenario passed"
+		return "", "the scenario passed", false
 	}
-	first, line := "", 0
+	line, settled := 0, false
 	for _, f := range plan.Failures {
 		if !f.Tolerated && f.Kind != language.FailUnfired {
-			first, line = f.Command, f.Line
+			first, line, settled = f.Command, f.Line, f.Settled
 			break
 		}
 	}
@@ -250,16 +332,23 @@ func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.P
 	// whatever its command.
 	after := line > small.WithWorkload(p.Workload).WorkloadLine(len(ph))
 	switch {
+	case settled:
+		// The wait was cut short as everything settled (EndWaitsOnSettle):
+		// whether it would have been met later is not known, so the
+		// candidate does not hold, wherever the wait was.
+		return first, fmt.Sprintf("the scenario's wait %q ended as everything had settled without what it waited for", first), true
 	case !after:
-		return first, fmt.Sprintf("the scenario failed at %q, before its workload ended", first)
-	case target == "" && !slices.Contains(s.targets, first):
-		return first, fmt.Sprintf("the scenario failed at %q, which is none of its claims", first)
+		return first, fmt.Sprintf("the scenario failed at %q, before its workload ended", first), true
+	case !slices.Contains(s.targets, first):
+		// A line of the plan's tail (an idle, a restart, an await) that
+		// failed: what the fault needs to land or settle broke.
+		return first, fmt.Sprintf("the scenario failed at %q, which is none of its claims", first), true
 	case target != "" && first != target:
-		return first, fmt.Sprintf("the scenario failed at %q, not %q", first, target)
+		return first, fmt.Sprintf("the scenario failed at %q, not %q", first, target), false
 	case !tw.Passed:
-		return first, "its neutral twin failed: " + firstFailure(tw.Failures)
+		return first, "its neutral twin failed: " + firstFailure(tw.Failures), false
 	}
-	return first, ""
+	return first, "", false
 }
 
 // next returns a folder of its own for the next run.

@@ -103,6 +103,14 @@ func Sorted(cmds map[string]*Command) []*Command {
 // finding.
 var ErrUnavailable = errors.New("unavailable")
 
+// ErrSettled marks a wait that Options.EndWaitsOnSettle ended early: what
+// it waited for had not come when everything that runs had settled. A
+// settled controller may still act later (a RequeueAfter, a poll of its
+// own), so such a failure claims nothing about the scenario; the failure
+// says so (Failure.Settled), and explore auto's shrinker, the one reader
+// that sets the option, keeps the line it tried to leave out.
+var ErrSettled = errors.New("ended on settling")
+
 // Usage is an error in a line's own arguments: a bad line, not a claim
 // that does not hold nor a call that failed. Command.Call adds the
 // command's usage line to its message; the failure says so (Failure.Usage),

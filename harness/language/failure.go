@@ -74,6 +74,10 @@ type Failure struct {
 	// from outside it (ErrUnavailable): a fixed port another process held
 	// past the wait. The run could not start as the scenario says.
 	Unavailable bool `json:",omitempty"`
+	// Settled is set when the line was a wait that Options.EndWaitsOnSettle
+	// ended as everything that runs settled without what it waited for
+	// (ErrSettled): a wait cut short, not a claim that does not hold.
+	Settled bool `json:",omitempty"`
 	// Tolerated is set on a hook's action that failed and that an
 	// extension let the run go on from (Extension.Tolerate): the run
 	// reports it and goes on, and no verdict counts it.

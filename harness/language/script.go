@@ -42,6 +42,21 @@ type Options struct {
 	// its own (await, idle, ended, and spawn's wait for a fixed port)
 	// unless a line says within=D; zero means their default.
 	WaitTimeout time.Duration
+	// EndWaitsOnSettle ends a wait for what runs on its own (await) as
+	// soon as everything that runs has settled, on idle's evidence,
+	// without what it waits for, instead of at its bound: a failure
+	// marked Settled. It also ends an await or an idle that a process's
+	// workqueues hold back because it was shown objects and has added
+	// none to a queue (a controller whose handlers drop all it was shown,
+	// one still waiting to lead), once it has made no call for its quiet
+	// period: marked Settled too, as the wait would most likely have run
+	// out at its bound. A settled controller may still act later (a
+	// RequeueAfter, a poll of its own), so the option may fail a wait
+	// that would have been met; it is for explore auto's shrinker, whose
+	// candidates that leave out the cause of a wait would otherwise each
+	// wait out the whole bound, and which only ever keeps a line when a
+	// candidate fails.
+	EndWaitsOnSettle bool
 	// Extensions are the layers above the language that plug into every
 	// scenario (Extension), in the order their seams run.
 	Extensions []*Extension
@@ -213,7 +228,7 @@ func adapt(c *Command) func(ts *testscript.TestScript, neg bool, args []string) 
 		command := strings.Join(append([]string{c.Name}, args...), " ")
 		var fs []Failure
 		if err != nil {
-			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: isUsage(err), Unavailable: errors.Is(err, ErrUnavailable)}
+			f := Failure{Kind: FailCommand, File: file, Line: line, Command: command, Usage: isUsage(err), Unavailable: errors.Is(err, ErrUnavailable), Settled: errors.Is(err, ErrSettled)}
 			if m, ok := mismatchOf(err); ok {
 				f.Claim, f.Want, f.Got = m.Claim, m.Want, m.Got
 			}

@@ -87,7 +87,12 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	if count > 1 {
 		want += fmt.Sprintf(", %d times", count)
 	}
-	return waitFor(sc, within, func() (bool, error) {
+	var settled *allSettled
+	if sc.Options().EndWaitsOnSettle {
+		settled = newAllSettled(sc)
+		defer settled.stop()
+	}
+	return waitUntil(sc, within, settled, func() (bool, error) {
 		n := 0
 		sc.Recorder().Scan(func(x *record.Exchange) {
 			if x.Seq > after && x.Code == code && trig.Match.Matches(x.Call) {
@@ -118,6 +123,8 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 		return false, nil
 	}, func() error {
 		return fmt.Errorf("awaited %s for %v: %s\n%s", want, within, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
+	}, func() error {
+		return fmt.Errorf("awaited %s, but everything that runs settled without it (%w: the wait ends there, not at its bound, in explore auto's shrinking): %s\n%s", want, language.ErrSettled, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
 	})
 }
 
@@ -142,6 +149,13 @@ func flying(sc *language.Scenario, m hooks.Matcher) int {
 // change of the recorder and each call that enters or leaves an actor's
 // transport, and calls late when within has passed first.
 func waitFor(sc *language.Scenario, within time.Duration, done func() (bool, error), late func() error) error {
+	return waitUntil(sc, within, nil, done, late, nil)
+}
+
+// waitUntil is waitFor that, with settled set, also ends as soon as every
+// life that runs has settled while done still reports false, calling
+// early (Options.EndWaitsOnSettle).
+func waitUntil(sc *language.Scenario, within time.Duration, settled *allSettled, done func() (bool, error), late, early func() error) error {
 	timer := time.NewTimer(within)
 	defer timer.Stop()
 	for {
@@ -150,9 +164,24 @@ func waitFor(sc *language.Scenario, within time.Duration, done func() (bool, err
 		if err != nil || ok {
 			return err
 		}
+		var look <-chan time.Time
+		if settled != nil {
+			if settled.step() {
+				// What done saw may have changed while the lives were
+				// looked at: it is asked once more, after them.
+				if ok, err := done(); err != nil || ok {
+					return err
+				}
+				return early()
+			}
+			look = settled.wake()
+		}
 		select {
 		case <-changed:
+			settled.changed()
 		case <-flew:
+			settled.changed()
+		case <-look:
 		case <-timer.C:
 			return fmt.Errorf("%w: %w", errWaited, late())
 		case <-sc.Context().Done():

@@ -156,11 +156,27 @@ var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 // listed before its handlers add it to a queue, and controller-runtime
 // makes its queue before its caches sync), not none. Without it, idle
 // settled a restarted rabbitmq operator between its list of
-// rabbitmqclusters and its first reconcile. A controller whose
-// predicates drop every object it is shown never adds one, and idle
-// waits for it until its time is up, saying so.
-func firstAdd(rd *reading, shown int) {
-	if rd.idle && rd.counted && rd.adds == 0 && shown > 0 {
-		rd.idle, rd.why = false, fmt.Sprintf("its informers were shown %d objects, and none has reached a workqueue yet (workqueue_adds_total 0)", shown)
+// rabbitmqclusters and its first reconcile. Before the life has listed
+// or watched anything (listed false), a process whose queues have had no
+// item added has not looked yet: controller-runtime v0.25 makes its
+// queues when the controller is built, before the manager starts, and
+// idle settled such a process between its discovery calls and its first
+// list. A controller whose predicates drop every object it is shown
+// never adds one, and idle waits for it until its time is up, saying so.
+//
+// It reports whether it held the reading back because objects were shown
+// and none was added (what Options.EndWaitsOnSettle calls a stall), not
+// because nothing was listed yet.
+func firstAdd(rd *reading, shown int, listed bool) bool {
+	if !rd.idle || !rd.counted || rd.adds > 0 {
+		return false
 	}
+	switch {
+	case !listed:
+		rd.idle, rd.why = false, "it has listed and watched nothing yet, and no item has reached a workqueue (workqueue_adds_total 0)"
+	case shown > 0:
+		rd.idle, rd.why = false, fmt.Sprintf("its informers were shown %d objects, and none has reached a workqueue yet (workqueue_adds_total 0)", shown)
+		return true
+	}
+	return false
 }

@@ -89,6 +89,9 @@ type reading struct {
 	// (workqueue_adds_total): while it is 0, no object the life's
 	// informers were shown has reached a queue yet (firstAdd).
 	adds float64
+	// noQueue is set on a reading of metrics that show no workqueue: a
+	// process whose controllers have not started (one waiting to lead).
+	noQueue bool
 }
 
 // goroutineReading reads which goroutines of the process carry label, and
@@ -298,11 +301,12 @@ func revision(rv string) (uint64, bool) {
 
 // shownObjects counts the objects the lists and watches actor made since
 // call first were answered with (a watch's bookmarks and errors are no
-// objects): what its informers were shown.
-func shownObjects(sc *language.Scenario, actor string, first int) int {
-	n := 0
+// objects): what its informers were shown; listed says whether it made
+// any list or watch that was answered.
+func shownObjects(sc *language.Scenario, actor string, first int) (n int, listed bool) {
 	sc.Recorder().Scan(func(x *record.Exchange) {
 		if x.Actor == actor && x.Seq >= first && x.Code == 200 && (x.Verb == "list" || x.Verb == "watch") {
+			listed = true
 			for _, o := range x.Shown {
 				if o.Event != "BOOKMARK" && o.Event != "ERROR" {
 					n++
@@ -310,5 +314,5 @@ func shownObjects(sc *language.Scenario, actor string, first int) int {
 			}
 		}
 	})
-	return n
+	return n, listed
 }

@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	kscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// runManagerChild runs the test binary as a controller-runtime manager
+// with its metrics served at $METRICS, as an operator's process is, for
+// the scenarios that settle a process by its workqueues: "copier" copies
+// each ConfigMap's data.value to data.seen; "drops" is shown the
+// ConfigMaps and its predicate drops every one, so that no item ever
+// reaches its workqueue; "noqueue" has no controller, and so no workqueue,
+// as an operator waiting to lead has none yet (testdata/settle). It
+// exits 1 on an error.
+func runManagerChild(kind string) {
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
+	if err != nil {
+		fail(err)
+	}
+	ns := os.Getenv("NAMESPACE")
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                 kscheme.Scheme,
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		Metrics:                metricsserver.Options{BindAddress: os.Getenv("METRICS")},
+		HealthProbeBindAddress: "0",
+		Logger:                 logr.Discard(),
+	})
+	if err != nil {
+		fail(err)
+	}
+	keep := predicate.NewPredicateFuncs(func(client.Object) bool { return kind != "drops" })
+	c := mgr.GetClient()
+	if kind != "noqueue" {
+		err = builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}, builder.WithPredicates(keep)).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			var cm corev1.ConfigMap
+			if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
+				return reconcile.Result{}, client.IgnoreNotFound(err)
+			}
+			if cm.Data["seen"] == cm.Data["value"] {
+				return reconcile.Result{}, nil
+			}
+			cm.Data["seen"] = cm.Data["value"]
+			return reconcile.Result{}, c.Update(ctx, &cm)
+		}))
+	}
+	if err != nil {
+		fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	fmt.Println(kind, "managing configmaps in", ns)
+	if err := mgr.Start(ctx); err != nil {
+		fail(err)
+	}
+	fmt.Println("stopped")
+}

@@ -1,0 +1,94 @@
+package running
+
+import (
+	"errors"
+	"time"
+
+	"github.com/racekit/racekit/harness/language"
+)
+
+// allSettled is await's early end under Options.EndWaitsOnSettle: it
+// judges every life that runs by idle's evidence, each with a settling of
+// its own, and tells when all of them have settled at once. Every life,
+// not the awaited actor's alone: one controller's write (a garbage
+// collector's delete) may be what makes another make the awaited call.
+type allSettled struct {
+	sc *language.Scenario
+	of map[*life]*settling
+	// timer wakes the next look of the life whose look is due first.
+	timer *time.Timer
+}
+
+func newAllSettled(sc *language.Scenario) *allSettled {
+	return &allSettled{sc: sc, of: map[*life]*settling{}}
+}
+
+// step looks at every life that runs once, and reports whether each has
+// settled. A life that is restarting, has a call in flight, has not been
+// shown every write to a resource it watches, or whose signal has not
+// agreed twice has not; a life whose signal cannot be read has not
+// either: the wait then runs to its bound, as without the option. A
+// life that was shown objects and has added none to a workqueue has,
+// once it has made no call for its quiet period (settling.stall).
+func (a *allSettled) step() bool {
+	lives := runningLives(a.sc)
+	all := len(lives) > 0
+	for _, l := range lives {
+		w := a.of[l]
+		if w == nil {
+			w = &settling{sc: a.sc, stall: true}
+			a.of[l] = w
+		}
+		// A life stalled before its first add (settling.stall) counts as
+		// settled: nothing it was shown gives it work.
+		done, settled, err := w.step(l)
+		stalled := errors.Is(err, language.ErrSettled)
+		if !done || !(err == nil && settled != nil || stalled) {
+			all = false
+		}
+	}
+	return all
+}
+
+// changed notes a change on the wire for every life's settling; a nil
+// allSettled (no early end) has none.
+func (a *allSettled) changed() {
+	if a == nil {
+		return
+	}
+	for _, w := range a.of {
+		w.changed()
+	}
+}
+
+// wake returns a channel that fires when the first look that is due is,
+// or nil when none is (a change on the wire wakes the next).
+func (a *allSettled) wake() <-chan time.Time {
+	a.stopTimer()
+	var first time.Time
+	for _, w := range a.of {
+		if !w.due.IsZero() && (first.IsZero() || w.due.Before(first)) {
+			first = w.due
+		}
+	}
+	if first.IsZero() {
+		return nil
+	}
+	a.timer = time.NewTimer(time.Until(first))
+	return a.timer.C
+}
+
+func (a *allSettled) stopTimer() {
+	if a.timer != nil {
+		a.timer.Stop()
+		a.timer = nil
+	}
+}
+
+// stop ends every timer.
+func (a *allSettled) stop() {
+	a.stopTimer()
+	for _, w := range a.of {
+		w.stopTimer()
+	}
+}
