@@ -25,9 +25,7 @@ import (
 // the scenarios that settle a process by its workqueues: "copier" copies
 // each ConfigMap's data.value to data.seen; "drops" is shown the
 // ConfigMaps and its predicate drops every one, so that no item ever
-// reaches its workqueue; "noqueue" has no controller, and so no workqueue,
-// as an operator waiting to lead has none yet (testdata/settle). It
-// exits 1 on an error.
+// reaches its workqueue (testdata/settle). It exits 1 on an error.
 func runManagerChild(kind string) {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, err)
@@ -50,19 +48,17 @@ func runManagerChild(kind string) {
 	}
 	keep := predicate.NewPredicateFuncs(func(client.Object) bool { return kind != "drops" })
 	c := mgr.GetClient()
-	if kind != "noqueue" {
-		err = builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}, builder.WithPredicates(keep)).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var cm corev1.ConfigMap
-			if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			if cm.Data["seen"] == cm.Data["value"] {
-				return reconcile.Result{}, nil
-			}
-			cm.Data["seen"] = cm.Data["value"]
-			return reconcile.Result{}, c.Update(ctx, &cm)
-		}))
-	}
+	err = builder.ControllerManagedBy(mgr).For(&corev1.ConfigMap{}, builder.WithPredicates(keep)).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		var cm corev1.ConfigMap
+		if err := c.Get(ctx, req.NamespacedName, &cm); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		if cm.Data["seen"] == cm.Data["value"] {
+			return reconcile.Result{}, nil
+		}
+		cm.Data["seen"] = cm.Data["value"]
+		return reconcile.Result{}, c.Update(ctx, &cm)
+	}))
 	if err != nil {
 		fail(err)
 	}

@@ -45,12 +45,7 @@ type Options struct {
 	// EndWaitsOnSettle ends a wait for what runs on its own (await) as
 	// soon as everything that runs has settled, on idle's evidence,
 	// without what it waits for, instead of at its bound: a failure
-	// marked Settled. It also ends an await or an idle that a process's
-	// workqueues hold back because it was shown objects and has added
-	// none to a queue (a controller whose handlers drop all it was shown,
-	// one still waiting to lead), once it has made no call for its quiet
-	// period: marked Settled too, as the wait would most likely have run
-	// out at its bound. A settled controller may still act later (a
+	// marked Settled. A settled controller may still act later (a
 	// RequeueAfter, a poll of its own), so the option may fail a wait
 	// that would have been met; it is for explore auto's shrinker, whose
 	// candidates that leave out the cause of a wait would otherwise each

@@ -72,7 +72,7 @@ func runIdle(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	return waitIdle(sc, r, &settling{sc: sc, quiet: quiet, ignore: ignore, stall: sc.Options().EndWaitsOnSettle}, within)
+	return waitIdle(sc, r, &settling{sc: sc, quiet: quiet, ignore: ignore}, within)
 }
 
 // waitIdle waits until r's last life has settled, as w judges its
@@ -132,10 +132,6 @@ type settling struct {
 	sc     *language.Scenario
 	quiet  time.Duration
 	ignore map[string]bool
-	// stall ends the settling of a life its workqueues' first add holds
-	// back once it has made no call for its quiet period, with an error
-	// that wraps language.ErrSettled (Options.EndWaitsOnSettle).
-	stall bool
 	// readings are the readings so far; busy says what kept the life
 	// busy at the last look, for the message on time out.
 	readings
@@ -235,21 +231,8 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 		if err != nil {
 			return true, nil, err
 		}
-		if shown, listed := shownObjects(sc, l.actor, l.firstSeq); (firstAdd(&rd, shown, listed) || rd.noQueue) && w.stall {
-			// Under EndWaitsOnSettle a life that was shown objects and
-			// added none, or whose metrics show no workqueue (its
-			// controllers wait to lead), stalls the wait, not only holds
-			// it back: once it has made no call for its quiet period,
-			// the wait ends, marked. Nothing but a wait that would have
-			// run out, or one that may still be met, ends here, and
-			// either only keeps a shrinker's line.
-			if left := a.quiet - time.Since(a.last); left > 0 {
-				w.busy = "by its workqueue: " + rd.why
-				w.after(left)
-				return false, nil, nil
-			}
-			return true, nil, fmt.Errorf("%w: %s: %s, and it made no call for %v", language.ErrSettled, l.name, rd.why, a.quiet)
-		}
+		shown, listed := shownObjects(sc, l.actor, l.firstSeq)
+		firstAdd(&rd, shown, listed)
 		return w.confirm(rd, at, "by its workqueue", note(record.SettledByWorkqueue, common+"its workqueues empty and nothing it took unfinished"))
 	}
 	q, detail := a.quiet, "then no call for its quiet period (ten times the slowest answer, "+minQuiet.String()+" to "+maxQuiet.String()+")"

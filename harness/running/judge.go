@@ -163,20 +163,14 @@ var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 // idle settled such a process between its discovery calls and its first
 // list. A controller whose predicates drop every object it is shown
 // never adds one, and idle waits for it until its time is up, saying so.
-//
-// It reports whether it held the reading back because objects were shown
-// and none was added (what Options.EndWaitsOnSettle calls a stall), not
-// because nothing was listed yet.
-func firstAdd(rd *reading, shown int, listed bool) bool {
+func firstAdd(rd *reading, shown int, listed bool) {
 	if !rd.idle || !rd.counted || rd.adds > 0 {
-		return false
+		return
 	}
 	switch {
 	case !listed:
 		rd.idle, rd.why = false, "it has listed and watched nothing yet, and no item has reached a workqueue (workqueue_adds_total 0)"
 	case shown > 0:
 		rd.idle, rd.why = false, fmt.Sprintf("its informers were shown %d objects, and none has reached a workqueue yet (workqueue_adds_total 0)", shown)
-		return true
 	}
-	return false
 }

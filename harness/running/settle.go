@@ -89,9 +89,6 @@ type reading struct {
 	// (workqueue_adds_total): while it is 0, no object the life's
 	// informers were shown has reached a queue yet (firstAdd).
 	adds float64
-	// noQueue is set on a reading of metrics that show no workqueue: a
-	// process whose controllers have not started (one waiting to lead).
-	noQueue bool
 }
 
 // goroutineReading reads which goroutines of the process carry label, and
