@@ -259,7 +259,9 @@ type judged struct{ discarded, echoed, unsettled int }
 // judge sets il's outcome by the oracle: a failure when it has
 // differences the neutral twins do not, that do not merely echo a 409 the
 // fault brought (echoes); n/a when explore found its moment never came,
-// or it could not start; a pass otherwise. It returns how many
+// when it came only once the end state was being read (State.Late), when
+// a hook of its never fired, or when it could not start; a pass
+// otherwise. It returns how many
 // differences it set aside, and why.
 func (o *oracle) judge(il *explore.Interleaving, st State, group string) judged {
 	var j judged
@@ -274,6 +276,22 @@ func (o *oracle) judge(il *explore.Interleaving, st State, group string) judged 
 	switch {
 	case keepNA:
 		il.Passed, il.Failure = false, ""
+		ds = nil
+	case len(st.Late) > 0:
+		// The fault came after the end state was read (its moment, an
+		// operator's poll, came later than in the learning run): the
+		// state read is the workload's without the fault, and any
+		// difference is not the fault's.
+		il.Passed, il.Failure = false, ""
+		il.NotApplicable, il.NotApplicableWhy = true, "its moment came only after the end state was read: "+strings.Join(st.Late, "; ")
+		ds = nil
+	case len(unfired(il.Failures)) > 0:
+		// A hook of the plan never fired: its fault was not made as
+		// planned (a hold never released: a window whose last moment
+		// waited, in this run, for what the hold hid), and what the run
+		// did is not what the plan asks of the operator.
+		il.Passed, il.Failure = false, ""
+		il.NotApplicable, il.NotApplicableWhy = true, "its fault was not made as planned: "+strings.Join(unfired(il.Failures), "; ")+" never came"
 		ds = nil
 	case len(ds) > 0:
 		il.Passed, il.NotApplicable, il.NotApplicableWhy = false, false, ""
@@ -290,6 +308,17 @@ func (o *oracle) judge(il *explore.Interleaving, st State, group string) judged 
 	}
 	il.Differences = ds
 	return j
+}
+
+// unfired returns the triggers of the hooks of fs that never fired.
+func unfired(fs []language.Failure) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Kind == language.FailUnfired && f.Hook != nil {
+			out = append(out, f.Hook.Trigger)
+		}
+	}
+	return out
 }
 
 // firstFailure returns the first line of the first failure of fs that

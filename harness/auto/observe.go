@@ -2,6 +2,7 @@ package auto
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -10,12 +11,15 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/racekit/racekit/harness/language"
+	"github.com/racekit/racekit/harness/record"
 )
 
-// observed is what auto-observe read at the end of a run.
+// observed is what auto-observe read at the end of a run, and how long
+// the trace was when it began to read (from) and when it was done (to).
 type observed struct {
-	mu    sync.Mutex
-	state State
+	mu       sync.Mutex
+	state    State
+	from, to int
 }
 
 var observedKey = language.NewKey("auto", func(*language.Scenario) *observed { return &observed{} })
@@ -52,7 +56,8 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return fmt.Errorf("a client to read the end state: %w", err)
 	}
-	st := State{Read: true, Objects: map[string]map[string]string{}, History: HistoryOf(sc.Trace().Rows())}
+	_, from := sc.Recorder().Since(math.MaxInt)
+	st := State{Read: true, Objects: map[string]map[string]string{}}
 	for _, res := range resources {
 		if sc.Service(res) || unrecorded(res) {
 			continue
@@ -73,24 +78,47 @@ func runObserve(sc *language.Scenario, inv language.Invocation) error {
 			st.Add(res, item.GetName(), item.Object, sc.Namespace)
 		}
 	}
+	_, to := sc.Recorder().Since(math.MaxInt)
 	o := observedKey.Of(sc)
 	o.mu.Lock()
-	o.state = st
+	o.state, o.from, o.to = st, from, to
 	o.mu.Unlock()
 	return nil
 }
 
-// Observed returns what the scenario's auto-observe read; its Read is
-// false when none ran. Its history is the whole trace's, counted when
-// the script ended.
+// Observed returns what the scenario's auto-observe read, with the
+// history and the late hooks of the trace as the script ended (readAt);
+// its Read is false when none ran, and its history is then the whole
+// trace's.
 func Observed(sc *language.Scenario) State {
+	rows := sc.Trace().Rows()
 	o := observedKey.Peek(sc)
 	if o == nil {
-		return State{History: HistoryOf(sc.Trace().Rows())}
+		return State{History: HistoryOf(rows)}
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	st := o.state
-	st.History = HistoryOf(sc.Trace().Rows())
+	st.History, st.Late = readAt(rows, o.from, o.to)
 	return st
+}
+
+// readAt returns the history of rows up to entry to, where the end state's
+// read ended, and the triggers of the hooks that fired from entry from on,
+// where it began. What came after the read is not in the end state the
+// oracle compares, and must not be in the history it compares with it: a
+// plan's restart that came only then (its moment, an operator's poll, came
+// later than in the learning run) made the new life's leader-election lock
+// after the read, so that the lock was no record of the end state
+// (LeaderRecord) while its create counted, and the oracle found "create
+// ... configmaps/...-leader-election: 1 in the references, 2 here".
+func readAt(rows []record.Row, from, to int) (History, []string) {
+	to, from = min(to, len(rows)), min(from, len(rows))
+	var late []string
+	for _, r := range rows[from:] {
+		if r.Hook != nil {
+			late = append(late, r.Hook.Trigger)
+		}
+	}
+	return HistoryOf(rows[:to]), late
 }

@@ -32,6 +32,10 @@ type State struct {
 	// (LeaderRecord), by RESOURCE/NAME: kept out of Objects, and their
 	// creates and deletes out of the comparison.
 	Leaders map[string]bool
+	// Late are the triggers of the hooks that fired once the read of the
+	// end state had begun: what they did is not in it, so the run says
+	// nothing of its plan's fault (oracle.judge).
+	Late []string
 }
 
 // History counts a run's successful creates and deletes (a 2xx answer),

@@ -288,10 +288,17 @@ func TestRetrying(t *testing.T) {
 // read its end state and differs in nothing passes; a run whose end state
 // was never read, because of a failure its neutral twin had too, is n/a,
 // not a pass (nothing says what its fault did); one that failed where its
-// twin did not is a failure.
+// twin did not is a failure; one whose hook never fired, or fired only
+// once the end state was being read, is n/a, whatever else it shows.
 func TestJudge(t *testing.T) {
 	ref := State{Read: true, Resources: []string{"configmaps"}, Objects: map[string]map[string]string{"configmaps/a": {"data.size": `"3"`}}}
 	failed := language.Failure{Kind: language.FailCommand, Command: "await op watch configmaps 200", Message: "ran out of time"}
+	neverFired := language.Failure{Kind: language.FailUnfired, Command: "release op configmaps relist",
+		Hook: &language.FailedHook{ID: 2, Trigger: "after kcm patch configmaps/a 2nd", Armed: "x.txtar:9"}}
+	late := ref
+	late.Late = []string{"before op update services/s 3rd"}
+	lateCreate := late
+	lateCreate.History = History{"create op configmaps/lock 201": 1}
 	for _, tc := range []struct {
 		name        string
 		run         State
@@ -302,6 +309,9 @@ func TestJudge(t *testing.T) {
 		{"another size", State{Read: true, Resources: ref.Resources, Objects: map[string]map[string]string{"configmaps/a": {"data.size": `"2"`}}}, nil, nil, false, false},
 		{"unread, the twin failed so too", State{}, []language.Failure{failed}, []language.Failure{failed}, false, true},
 		{"unread, the twin did not fail", State{}, []language.Failure{failed}, nil, false, false},
+		{"its hold never released, the workload stuck", ref, []language.Failure{failed, neverFired}, nil, false, true},
+		{"its restart came after the read", late, nil, nil, false, true},
+		{"its restart came after the read, a create with it", lateCreate, nil, nil, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := newOracle([]State{ref, ref}, []explore.Interleaving{{}})
