@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +27,9 @@ import (
 // the scenarios that settle a process by its workqueues: "copier" copies
 // each ConfigMap's data.value to data.seen; "drops" is shown the
 // ConfigMaps and its predicate drops every one, so that no item ever
-// reaches its workqueue (testdata/settle). It exits 1 on an error.
+// reaches its workqueue; "leader" is the copier under leader election,
+// on the Lease copier-lock with a lease of $LEASE seconds, as operators
+// run (testdata/settle). It exits 1 on an error.
 func runManagerChild(kind string) {
 	fail := func(err error) {
 		fmt.Fprintln(os.Stderr, err)
@@ -36,13 +40,24 @@ func runManagerChild(kind string) {
 		fail(err)
 	}
 	ns := os.Getenv("NAMESPACE")
-	mgr, err := manager.New(cfg, manager.Options{
+	opts := manager.Options{
 		Scheme:                 kscheme.Scheme,
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Metrics:                metricsserver.Options{BindAddress: os.Getenv("METRICS")},
 		HealthProbeBindAddress: "0",
 		Logger:                 logr.Discard(),
-	})
+	}
+	if kind == "leader" {
+		secs, err := strconv.Atoi(os.Getenv("LEASE"))
+		if err != nil || secs < 1 {
+			fail(fmt.Errorf("LEASE=%q: want a number of seconds, at least 1", os.Getenv("LEASE")))
+		}
+		lease := time.Duration(secs) * time.Second
+		renew, retry := lease*2/3, min(time.Second, lease/6)
+		opts.LeaderElection, opts.LeaderElectionID, opts.LeaderElectionNamespace = true, "copier-lock", ns
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &lease, &renew, &retry
+	}
+	mgr, err := manager.New(cfg, opts)
 	if err != nil {
 		fail(err)
 	}

@@ -111,7 +111,7 @@ func runChild() bool {
 			os.Exit(1)
 		}
 		fmt.Println("stopped")
-	case "copier", "drops":
+	case "copier", "drops", "leader":
 		runManagerChild(os.Getenv(childEnv))
 	case "quits":
 		fmt.Println("no kubeconfig I like")

@@ -37,7 +37,11 @@ func runSettling(t *testing.T, file string, settle bool, wait time.Duration) Res
 // either way. An await that will be met never ends early: an in-process
 // watcher's, each create coming after it settled, and a process's, right
 // after its informer's list (the window before its first add) and after
-// it settled; each script runs four times, all at once.
+// it settled; each script runs four times, all at once. A process that
+// waits to lead on a lock another holds past the wait's bound (a lease
+// of ten minutes) ends the wait early with the option, saying so, and
+// runs to its bound without; one whose lock another holds for three
+// seconds takes the lead and meets its await.
 func TestEndWaitsOnSettle(t *testing.T) {
 	for _, tc := range []struct {
 		file, command string
@@ -46,6 +50,7 @@ func TestEndWaitsOnSettle(t *testing.T) {
 	}{
 		{"never", "await controller update configmaps/c 200", 6, true},
 		{"stalled_await", "await drops update configmaps/c 200", 8, false},
+		{"lock_held", "await copier update configmaps/c1 200", 11, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -64,13 +69,16 @@ func TestEndWaitsOnSettle(t *testing.T) {
 				assert.Equal(t, f.Settled, ended, "EndWaitsOnSettle %v:\n%s", settle, res.Log)
 				if ended {
 					assert.Assert(t, strings.Contains(f.Message, "everything that runs settled without it"), f.Message)
+					if tc.file == "lock_held" {
+						assert.Assert(t, strings.Contains(f.Message, "copier waits to lead: leases/copier-lock is held by someone-else with a lease of 10m0s"), f.Message)
+					}
 				} else {
 					assert.Assert(t, strings.Contains(f.Message, "ran out of time"), f.Message)
 				}
 			}
 		})
 	}
-	for _, file := range []string{"met", "met_process"} {
+	for _, file := range []string{"met", "met_process", "lock_expires"} {
 		for i := range 4 {
 			t.Run(fmt.Sprintf("%s/%d", file, i), func(t *testing.T) {
 				t.Parallel()

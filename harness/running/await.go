@@ -89,7 +89,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	}
 	var settled *allSettled
 	if sc.Options().EndWaitsOnSettle {
-		settled = newAllSettled(sc)
+		settled = newAllSettled(sc, time.Now().Add(within))
 		defer settled.stop()
 	}
 	return waitUntil(sc, within, settled, func() (bool, error) {
@@ -124,7 +124,7 @@ func runAwait(sc *language.Scenario, inv language.Invocation) error {
 	}, func() error {
 		return fmt.Errorf("awaited %s for %v: %s\n%s", want, within, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
 	}, func() error {
-		return fmt.Errorf("awaited %s, but everything that runs settled without it (%w: the wait ends there, not at its bound, in explore auto's shrinking): %s\n%s", want, language.ErrSettled, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
+		return fmt.Errorf("awaited %s, but everything that runs settled without it%s (%w: the wait ends there, not at its bound, in explore auto's shrinking): %s\n%s", want, settled.why(), language.ErrSettled, actorSummary(sc, trig.Match.Actor), sc.Trace().Tail(15))
 	})
 }
 

@@ -1,6 +1,7 @@
 package running
 
 import (
+	"strings"
 	"time"
 
 	"github.com/racekit/racekit/harness/language"
@@ -16,10 +17,16 @@ type allSettled struct {
 	of map[*life]*settling
 	// timer wakes the next look of the life whose look is due first.
 	timer *time.Timer
+	// deadline is the wait's bound; locks reads leader-election records,
+	// and waiting says, at the last look, which lives counted as settled
+	// because they cannot lead before it (waitsToLead).
+	deadline time.Time
+	locks    lockReader
+	waiting  []string
 }
 
-func newAllSettled(sc *language.Scenario) *allSettled {
-	return &allSettled{sc: sc, of: map[*life]*settling{}}
+func newAllSettled(sc *language.Scenario, deadline time.Time) *allSettled {
+	return &allSettled{sc: sc, of: map[*life]*settling{}, deadline: deadline, locks: lockReader{sc: sc}}
 }
 
 // step looks at every life that runs once, and reports whether each has
@@ -32,10 +39,14 @@ func newAllSettled(sc *language.Scenario) *allSettled {
 // dropped what it was shown, or are about to add it, no evidence says.
 // Ending such a wait once the life had made no call for its quiet period
 // (tried on 2026-12-07) failed a wait that was to be met under load: a
-// heuristic of time, which racekit's verdicts do not use.
+// heuristic of time, which racekit's verdicts do not use. A life that has
+// not settled counts as settled when it cannot lead before the wait's
+// bound (waitsToLead): it read a leader-election lock another holds, with
+// a lease that outlasts the bound, and wrote none.
 func (a *allSettled) step() bool {
 	lives := runningLives(a.sc)
 	all := len(lives) > 0
+	a.waiting = nil
 	for _, l := range lives {
 		w := a.of[l]
 		if w == nil {
@@ -43,11 +54,25 @@ func (a *allSettled) step() bool {
 			a.of[l] = w
 		}
 		done, settled, err := w.step(l)
-		if !done || settled == nil || err != nil {
-			all = false
+		if done && settled != nil && err == nil {
+			continue
 		}
+		if why := a.locks.waitingToLead(l, a.deadline); why != "" && err == nil {
+			a.waiting = append(a.waiting, l.name+" waits to lead: "+why)
+			continue
+		}
+		all = false
 	}
 	return all
+}
+
+// why says which lives counted as settled because they wait to lead, or
+// "" when none did.
+func (a *allSettled) why() string {
+	if len(a.waiting) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(a.waiting, "; ") + ")"
 }
 
 // changed notes a change on the wire for every life's settling; a nil
