@@ -111,7 +111,7 @@ func runChild() bool {
 			os.Exit(1)
 		}
 		fmt.Println("stopped")
-	case "copier", "drops", "leader":
+	case "copier", "drops", "leader", "lateleader":
 		runManagerChild(os.Getenv(childEnv))
 	case "quits":
 		fmt.Println("no kubeconfig I like")

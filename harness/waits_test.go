@@ -39,9 +39,11 @@ func runSettling(t *testing.T, file string, settle bool, wait time.Duration) Res
 // after its informer's list (the window before its first add) and after
 // it settled; each script runs four times, all at once. A process that
 // waits to lead on a lock another holds past the wait's bound (a lease
-// of ten minutes) ends the wait early with the option, saying so, and
-// runs to its bound without; one whose lock another holds for three
-// seconds takes the lead and meets its await.
+// of ten minutes) ends an await early with the option, saying so, and
+// runs to its bound without; so does its idle, when its controller, and
+// so its workqueue, is made only once it leads; one whose lock another
+// holds for three seconds takes the lead and meets its await, or
+// settles.
 func TestEndWaitsOnSettle(t *testing.T) {
 	for _, tc := range []struct {
 		file, command string
@@ -51,6 +53,7 @@ func TestEndWaitsOnSettle(t *testing.T) {
 		{"never", "await controller update configmaps/c 200", 6, true},
 		{"stalled_await", "await drops update configmaps/c 200", 8, false},
 		{"lock_held", "await copier update configmaps/c1 200", 11, true},
+		{"lock_held_idle", "idle copier", 11, true},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			t.Parallel()
@@ -67,23 +70,26 @@ func TestEndWaitsOnSettle(t *testing.T) {
 				assert.Equal(t, f.Line, tc.line)
 				ended := settle && tc.ends
 				assert.Equal(t, f.Settled, ended, "EndWaitsOnSettle %v:\n%s", settle, res.Log)
-				if ended {
+				switch {
+				case ended && tc.file == "lock_held_idle":
+					assert.Assert(t, strings.Contains(f.Message, "copier cannot settle before the wait's bound: its metrics show no workqueue, which such a process makes as it leads, and it waits to lead: leases/copier-lock is held by someone-else with a lease of 10m0s"), f.Message)
+				case ended:
 					assert.Assert(t, strings.Contains(f.Message, "everything that runs settled without it"), f.Message)
 					if tc.file == "lock_held" {
 						assert.Assert(t, strings.Contains(f.Message, "copier waits to lead: leases/copier-lock is held by someone-else with a lease of 10m0s"), f.Message)
 					}
-				} else {
+				default:
 					assert.Assert(t, strings.Contains(f.Message, "ran out of time"), f.Message)
 				}
 			}
 		})
 	}
-	for _, file := range []string{"met", "met_process", "lock_expires"} {
+	for _, file := range []string{"met", "met_process", "lock_expires", "lock_expires_idle"} {
 		for i := range 4 {
 			t.Run(fmt.Sprintf("%s/%d", file, i), func(t *testing.T) {
 				t.Parallel()
 				res := runSettling(t, "testdata/settle/"+file+".txtar", true, 2*time.Minute)
-				assert.Assert(t, res.Passed, "an await that was to be met ended early:\n%s", res.Log)
+				assert.Assert(t, res.Passed, "a wait that was to be met ended early:\n%s", res.Log)
 			})
 		}
 	}

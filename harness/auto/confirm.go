@@ -38,8 +38,11 @@ type confirmer struct {
 	rerun  func(i int)
 	shrink func(i, lead int)
 
-	mu     sync.Mutex
-	o      *oracle
+	mu sync.Mutex
+	o  *oracle
+	// needs tells the candidates of every shrinking that cannot hold from
+	// their lines alone; made at the first shrinking.
+	needs  *needs
 	sum    *explore.AutoSummary
 	states []State
 	ran    []explore.Interleaving
@@ -173,7 +176,10 @@ func (c *confirmer) shrinkOne(i, lead int) {
 	// bound (30 s); a wait that settling ends early only keeps a line.
 	opts := c.opts
 	opts.EndWaitsOnSettle = true
-	sh := &shrinker{cp: c.cp, opts: opts, dir: filepath.Join(c.dir, "shrink", c.todo[i].Name), slots: c.xo.Slots}
+	if c.needs == nil {
+		c.needs = newNeeds(c.a, c.cp.Mapper(), c.p.learned.Trace.Rows())
+	}
+	sh := &shrinker{cp: c.cp, opts: opts, dir: filepath.Join(c.dir, "shrink", c.todo[i].Name), slots: c.xo.Slots, needs: c.needs}
 	c.shrinkers = append(c.shrinkers, sh)
 	me := &sibling{name: c.todo[i].Name, done: make(chan struct{})}
 	c.siblings[i] = me

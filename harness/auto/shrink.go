@@ -52,6 +52,39 @@ type shrinker struct {
 	// targets are the lines a whole scenario may fail at: its claims, and
 	// the commands the finding's failures failed at.
 	targets []string
+	// needs tells candidates that cannot hold without running them (nil:
+	// every candidate runs); known counts them.
+	needs *needs
+	known int
+}
+
+// cannot returns the line of a with c's lines left out, and the workload
+// the plan p runs, that writes an object only a left-out create made
+// (needs.missing), or "".
+func (s *shrinker) cannot(a *explore.Auto, p explore.Plan, c leftOut) string {
+	if s.needs == nil {
+		return ""
+	}
+	var kept, gone []string
+	for _, l := range a.Setup() {
+		if slices.Contains(c.setup, l.N) {
+			gone = append(gone, l.Text)
+		} else {
+			kept = append(kept, l.Text)
+		}
+	}
+	if p.Workload != "" {
+		kept = append(kept, workParts(p.Workload)...)
+	} else {
+		for i, part := range workParts(a.Workload()) {
+			if slices.Contains(c.work, i) {
+				gone = append(gone, strings.TrimSpace(part))
+			} else {
+				kept = append(kept, strings.TrimSpace(part))
+			}
+		}
+	}
+	return s.needs.missing(kept, gone)
 }
 
 // leftOut is a set of left-out lines: the setup's, by number (explore.Line's
@@ -174,6 +207,14 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 		parts = 0 // a workload with waits cut: its twin runs another
 	}
 	done := minimize(lines, parts, func(c leftOut) (held, broke bool) {
+		if s.cannot(a, p, c) != "" {
+			// It would fail at that line, before its claims, as a run
+			// that breaks.
+			s.mu.Lock()
+			s.known++
+			s.mu.Unlock()
+			return false, true
+		}
 		_, why, broke := s.holds(ctx, a, p, twin, claims, c, target)
 		return why == "", broke
 	})

@@ -66,6 +66,17 @@ func (a *Auto) Line() int { return a.e.at + 1 }
 // Pos is the explore line as file:line.
 func (a *Auto) Pos() string { return fmt.Sprintf("%s:%d", filepath.Base(a.e.file), a.e.at+1) }
 
+// ArchiveFile returns the archive's file called name, as a create of it
+// reads it, and whether there is one.
+func (a *Auto) ArchiveFile(name string) ([]byte, bool) {
+	for _, f := range a.e.ar.Files {
+		if f.Name == name {
+			return f.Data, true
+		}
+	}
+	return nil, false
+}
+
 // Only are the explore line's only= values.
 func (a *Auto) Only() []string { return a.e.only }
 

@@ -76,11 +76,18 @@ func runIdle(sc *language.Scenario, inv language.Invocation) error {
 }
 
 // waitIdle waits until r's last life has settled, as w judges its
-// readings, and notes the evidence in the trace; it fails after within.
+// readings, and notes the evidence in the trace; it fails after within,
+// or, under Options.EndWaitsOnSettle, as soon as the life cannot settle
+// before then (idleEndsEarly).
 func waitIdle(sc *language.Scenario, r *lifeline, w *settling, within time.Duration) error {
 	deadline := time.NewTimer(within)
 	defer deadline.Stop()
 	defer w.stopTimer()
+	var locks *lockReader
+	if sc.Options().EndWaitsOnSettle {
+		locks = &lockReader{sc: sc}
+	}
+	bound := time.Now().Add(within)
 	for {
 		changed, flew := sc.Recorder().Changes(), sc.InFlight().Changes()
 		l := lastLife(sc, r)
@@ -90,6 +97,9 @@ func waitIdle(sc *language.Scenario, r *lifeline, w *settling, within time.Durat
 				sc.Recorder().NoteSettled(*settled)
 			}
 			return err
+		}
+		if why := idleEndsEarly(locks, l, w.noQueue == l, bound); why != "" {
+			return fmt.Errorf("%s cannot settle before the wait's bound: its metrics show no workqueue, which such a process makes as it leads, and it waits to lead: %s (%w: the wait ends there, not at its bound, in explore auto's shrinking)\n%s", l.name, why, language.ErrSettled, sc.Trace().Tail(15))
 		}
 		select {
 		case <-changed:
@@ -107,6 +117,20 @@ func waitIdle(sc *language.Scenario, r *lifeline, w *settling, within time.Durat
 			return sc.Context().Err()
 		}
 	}
+}
+
+// idleEndsEarly says why l cannot settle before bound, for explore auto's
+// shrinker (locks set, Options.EndWaitsOnSettle), or "": the last reading
+// of its metrics showed no workqueue (noQueue), and it cannot lead before
+// bound (waitsToLead). A controller-runtime process before v0.15 makes
+// its queues as its controllers start, which under leader election is
+// once it leads: until then idle's evidence cannot settle it, and the
+// wait would run to its bound and fail.
+func idleEndsEarly(locks *lockReader, l *life, noQueue bool, bound time.Time) string {
+	if locks == nil || !noQueue {
+		return ""
+	}
+	return locks.waitingToLead(l, bound)
 }
 
 // ignoreOption reads ignore=RESOURCE,...: resources the API server has.
@@ -136,6 +160,9 @@ type settling struct {
 	// busy at the last look, for the message on time out.
 	readings
 	busy string
+	// noQueue is the life whose last reading showed metrics with no
+	// workqueue (reading.noQueue), or nil.
+	noQueue *life
 	// timer wakes the next look; interval is how long it waits, doubling
 	// from firstLook to lastLook while nothing changes.
 	timer    *time.Timer
@@ -233,6 +260,10 @@ func (w *settling) step(l *life) (done bool, settled *record.Settled, err error)
 		}
 		shown, listed := shownObjects(sc, l.actor, l.firstSeq)
 		firstAdd(&rd, shown, listed)
+		w.noQueue = nil
+		if rd.noQueue {
+			w.noQueue = l
+		}
 		return w.confirm(rd, at, "by its workqueue", note(record.SettledByWorkqueue, common+"its workqueues empty and nothing it took unfinished"))
 	}
 	q, detail := a.quiet, "then no call for its quiet period (ten times the slowest answer, "+minQuiet.String()+" to "+maxQuiet.String()+")"

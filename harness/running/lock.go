@@ -45,42 +45,47 @@ type lockCall struct {
 // annotation.
 var lockResources = map[string]bool{"leases": true, "configmaps": true, "endpoints": true}
 
-// waitsToLead returns the lock, of calls' objects, that shows a life
-// started at started cannot lead before deadline, and what it says: one
-// the life read (a get answered 200) and never wrote, whose record (read
-// returns it; ok false when the object is no lock now) names a holder and
-// a lease that outlasts deadline counted from started. It returns "" when
-// the life wrote a lock with an answer that was not a refusal (it leads,
-// or may be about to: a write in flight), or when no lock it read says so.
+// waitsToLead returns what shows that a life started at started cannot
+// lead before deadline: a lock of calls' objects that the life read (a get
+// answered 200) or tried to create and was refused as it exists (409),
+// and never wrote with an answer that was not a refusal,
+// whose record now (read returns it; ok false when the object is no lock,
+// is gone, or cannot be read) names a holder, with a lease that outlasts
+// deadline counted from started. It returns "" when no lock says so.
+//
+// Each lock is judged on its own: client-go's MultiLock (an older
+// ConfigMap or Endpoints lock with a Lease beside it) leads only once it
+// has written both, and a life that found the ConfigMap gone made it anew
+// (201) while the Lease, still held by the life a restart killed, refused
+// its create (409): it waits for that Lease, and reads it only at its
+// next try, a retry period later (rabbitmq's is 400 s). A lock the life wrote and
+// was not refused (it leads, renews, or is taking the lead, a write in
+// flight) says nothing.
 func waitsToLead(calls []lockCall, read func(object string) (lockRecord, bool), started, deadline time.Time) string {
-	var got, wrote []string
+	var got []string
+	wrote := map[string]bool{}
 	for _, c := range calls {
 		if !lockResources[resourceOfObject(c.object)] {
 			continue
 		}
 		switch {
-		case c.verb == "get" && c.code == 200 && !slices.Contains(got, c.object):
+		case (c.verb == "get" && c.code == 200 || c.verb == "create" && c.code == 409) && !slices.Contains(got, c.object):
+			// Read, or found to be there: a create refused as the lock
+			// exists ends the elector's try, and its next reads it.
 			got = append(got, c.object)
-		case record.WriteVerbs[c.verb] && (c.code == 0 || c.code < 400) && !slices.Contains(wrote, c.object):
-			// A write that was not refused: to a lock, this life leads,
-			// renews, or is taking the lead now.
-			wrote = append(wrote, c.object)
-		}
-	}
-	if len(got) == 0 {
-		return ""
-	}
-	for _, obj := range wrote {
-		if _, isLock := read(obj); isLock || resourceOfObject(obj) == "leases" {
-			return ""
+		case record.WriteVerbs[c.verb] && (c.code == 0 || c.code < 400):
+			wrote[c.object] = true
 		}
 	}
 	for _, obj := range got {
+		if wrote[obj] {
+			continue
+		}
 		rec, ok := read(obj)
 		if !ok || rec.holder == "" || !started.Add(rec.duration).After(deadline) {
 			continue
 		}
-		return fmt.Sprintf("%s is held by %s with a lease of %v, which it read, and it wrote no lock: started at %s, it cannot lead before %s, past the wait's bound",
+		return fmt.Sprintf("%s is held by %s with a lease of %v, which it found and never wrote: started at %s, it cannot lead before %s, past the wait's bound",
 			obj, rec.holder, rec.duration, started.Format(time.TimeOnly), started.Add(rec.duration).Format(time.TimeOnly))
 	}
 	return ""

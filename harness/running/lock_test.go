@@ -13,12 +13,13 @@ import (
 // has not settled counts as settled for a wait because it cannot lead
 // before the wait's bound. Each life is told as a story the generator
 // knows the truth of: it read a lock another holds (a Lease, or an older
-// ConfigMap lock) and wrote none, or wrote it only to be refused: it
-// waits, and cannot lead before the bound exactly when the lease outlasts
-// the bound; it read the lock and took it (a write answered, or one in
-// flight), took the lead on a Lease beside an older lock (client-go's
-// MultiLock), read a lock no one holds now, or one gone since, or read
-// no lock at all: it may lead, and does not count. Around each story come
+// ConfigMap lock) and wrote none, or wrote it only to be refused, or
+// made anew the older lock of client-go's MultiLock while the Lease beside
+// it refused its create: it waits, and cannot lead before the bound
+// exactly when the lease outlasts the bound; it read the lock and took it
+// (a write answered, or one in flight), took the lead on both locks of a
+// MultiLock, read a lock no one holds now, or one gone since, or read no
+// lock at all: it may lead, and does not count. Around each story come
 // calls that change nothing of it: gets and writes of ConfigMaps that are
 // no lock, lists and watches of the locks, and calls in other resources.
 func TestWaitsToLeadGenerated(t *testing.T) {
@@ -32,6 +33,7 @@ func TestWaitsToLeadGenerated(t *testing.T) {
 		took
 		inFlight
 		multiLock
+		halfMultiLock
 		released
 		gone
 		noLock
@@ -76,11 +78,27 @@ func TestWaitsToLeadGenerated(t *testing.T) {
 		case inFlight:
 			calls = append(calls, lockCall{"update", lock, 0})
 		case multiLock:
-			calls = append(calls, lockCall{"get", "leases/op-lock", 200}, lockCall{"update", "leases/op-lock", 200})
-			if lock != "leases/op-lock" {
-				// The Lease beside it is the life's own now.
-				records["leases/op-lock"] = lockRecord{holder: "this_2", duration: duration}
+			// Both locks taken: the older one, then the Lease.
+			other := "leases/op-lock"
+			if lock == other {
+				other = "configmaps/op-lock"
 			}
+			calls = append(calls, lockCall{"get", other, 200}, lockCall{"update", lock, 200}, lockCall{"update", other, 200})
+			records[lock] = lockRecord{holder: "this_2", duration: duration}
+			records[other] = lockRecord{holder: "this_2", duration: duration}
+		case halfMultiLock:
+			// The older lock was gone and the life made it anew; the
+			// Lease beside it, held by another, refused its create, and
+			// the life may have read it since.
+			lock = "leases/op-lock"
+			records = map[string]lockRecord{lock: {holder: "other_1", duration: duration}, "configmaps/op-lock": {holder: "this_2", duration: duration}}
+			calls = append(calls, lockCall{"get", "configmaps/op-lock", 404}, lockCall{"create", "configmaps/op-lock", 201},
+				lockCall{"create", lock, 409})
+			if r.IntN(2) == 0 {
+				// Its next try, a retry period later, reads both.
+				calls = append(calls, lockCall{"get", "configmaps/op-lock", 200}, lockCall{"get", lock, 200})
+			}
+			want = duration > bound
 		case released:
 			records[lock] = lockRecord{holder: "", duration: duration}
 		case gone:
@@ -96,7 +114,7 @@ func TestWaitsToLeadGenerated(t *testing.T) {
 		got := waitsToLead(calls, read, started, started.Add(bound))
 		assert.Equal(t, got != "", want, "case %d, story %d, lease %v, bound %v, calls %v: %q", n, story, duration, bound, calls, got)
 		if want {
-			assert.Assert(t, got == fmt.Sprintf("%s is held by other_1 with a lease of %v, which it read, and it wrote no lock: started at 12:00:00, it cannot lead before %s, past the wait's bound",
+			assert.Assert(t, got == fmt.Sprintf("%s is held by other_1 with a lease of %v, which it found and never wrote: started at 12:00:00, it cannot lead before %s, past the wait's bound",
 				lock, duration, started.Add(duration).Format(time.TimeOnly)), got)
 		}
 		seen[story][boolIndex(want)]++

@@ -253,7 +253,7 @@ func judgeMetrics(fams map[string]*dto.MetricFamily, url string) reading {
 	r.seen = strings.Join(seen, " ")
 	switch {
 	case len(queues) == 0:
-		r.idle, r.why = false, fmt.Sprintf("its metrics at %s show no workqueue yet (a queue needs a name to have metrics)", url)
+		r.idle, r.noQueue, r.why = false, true, fmt.Sprintf("its metrics at %s show no workqueue yet (a queue needs a name to have metrics)", url)
 	case len(busy) > 0:
 		r.idle, r.why = false, strings.Join(busy, "; ")
 	}

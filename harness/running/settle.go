@@ -89,6 +89,11 @@ type reading struct {
 	// (workqueue_adds_total): while it is 0, no object the life's
 	// informers were shown has reached a queue yet (firstAdd).
 	adds float64
+	// noQueue is set when the metrics answered and showed no workqueue:
+	// a controller-runtime process before v0.15 makes its queues as its
+	// controllers start, and under leader election not before it leads
+	// (idleEndsEarly).
+	noQueue bool
 }
 
 // goroutineReading reads which goroutines of the process carry label, and
