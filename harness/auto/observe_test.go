@@ -67,26 +67,23 @@ func TestReadAtGenerated(t *testing.T) {
 		}
 		before := append([]record.Row(nil), run...)
 		from := len(run)
+		// rows adds up to n rows, each a hook firing one time in odds,
+		// else one of row's.
 		var late []string
-		for range r.IntN(3) {
-			if r.IntN(4) == 0 {
-				h := hook(len(run))
-				late = append(late, h.Hook.Trigger)
-				run = append(run, h)
-				continue
+		rows := func(n, odds int, row func() record.Row) {
+			for range r.IntN(n) {
+				if r.IntN(odds) == 0 {
+					h := hook(len(run))
+					late = append(late, h.Hook.Trigger)
+					run = append(run, h)
+					continue
+				}
+				run = append(run, row())
 			}
-			run = append(run, read())
 		}
+		rows(3, 4, read)
 		to := len(run)
-		for range r.IntN(8) {
-			if r.IntN(6) == 0 {
-				h := hook(len(run))
-				late = append(late, h.Hook.Trigger)
-				run = append(run, h)
-				continue
-			}
-			run = append(run, other())
-		}
+		rows(8, 6, other)
 
 		history, gotLate := readAt(run, from, to)
 		assert.DeepEqual(t, history, HistoryOf(before))

@@ -20,12 +20,14 @@ import (
 // client-go's elector takes a lock another holds only once the lease it
 // read has gone unrenewed for the lease's whole duration, counted from
 // when this elector first read it (leaderelection.isLeaseValid). So a life
-// that has read a lock another holds, and written none, cannot lead
-// before its start plus that duration: the evidence is the record and the
-// trace, not a quiet period. Under Options.EndWaitsOnSettle, an await ends
-// once every life that runs has settled or waits to lead past the wait's
-// bound (an operator restarted while a lock a shrinker's candidate kept
-// in the setup is held, with a lease of minutes).
+// that has found a lock another holds, and never written that lock,
+// cannot lead before its start plus that duration: the evidence is the
+// record and the trace, not a quiet period. Under
+// Options.EndWaitsOnSettle, an await ends once every life that runs has
+// settled or waits to lead past the wait's bound (an operator restarted
+// while a lock a shrinker's candidate kept in the setup is held, with a
+// lease of minutes), and an idle of such a life ends when its metrics show
+// no workqueue (idleEndsEarly).
 
 // lockRecord is what a leader-election lock holds: who leads, and for how
 // long a lease lasts unrenewed.

@@ -41,8 +41,8 @@ func newAllSettled(sc *language.Scenario, deadline time.Time) *allSettled {
 // (tried on 2026-12-07) failed a wait that was to be met under load: a
 // heuristic of time, which racekit's verdicts do not use. A life that has
 // not settled counts as settled when it cannot lead before the wait's
-// bound (waitsToLead): it read a leader-election lock another holds, with
-// a lease that outlasts the bound, and wrote none.
+// bound (waitsToLead): it found a leader-election lock another holds, with
+// a lease that outlasts the bound, and never wrote that lock.
 func (a *allSettled) step() bool {
 	lives := runningLives(a.sc)
 	all := len(lives) > 0
