@@ -53,9 +53,8 @@ type shrinker struct {
 	// the commands the finding's failures failed at.
 	targets []string
 	// needs tells candidates that cannot hold without running them (nil:
-	// every candidate runs); known counts them.
+	// every candidate runs).
 	needs *needs
-	known int
 }
 
 // cannot returns the line of a with c's lines left out, and the workload
@@ -210,9 +209,6 @@ func (s *shrinker) shrink(ctx context.Context, a *explore.Auto, rep *explore.Rep
 		if s.cannot(a, p, c) != "" {
 			// It would fail at that line, before its claims, as a run
 			// that breaks.
-			s.mu.Lock()
-			s.known++
-			s.mu.Unlock()
 			return false, true
 		}
 		_, why, broke := s.holds(ctx, a, p, twin, claims, c, target)
