@@ -340,20 +340,35 @@ type line struct {
 // the twin failed. "" when it holds. broke is set when the scenario
 // failed before its claims or at none of them: in its setup or workload,
 // at a line of the plan's tail, or at a wait EndWaitsOnSettle cut short.
+//
+// The two run at once, and the twin is stopped as soon as the scenario's
+// run alone says it does not hold (pair): most candidates break, often in
+// their first lines, and a twin run on to its end cost a whole run each.
 func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.Plan, claims []string, c leftOut, target string) (first, why string, broke bool) {
 	defer s.slots.Take(2)()
 	small := c.apply(a)
 	ph, pt := faultLines(p)
 	th, tt := faultLines(twin)
-	var plan, tw language.Result
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		plan = language.RunScript(ctx, s.cp, s.opts, s.next(), a.File(), small.WithWorkload(p.Workload).Script(ph, append(pt, claims...)))
+	workload := small.WithWorkload(p.Workload).WorkloadLine(len(ph))
+	_, tw := pair(ctx, func(ctx context.Context) language.Result {
+		return language.RunScript(ctx, s.cp, s.opts, s.next(), a.File(), small.WithWorkload(p.Workload).Script(ph, append(pt, claims...)))
+	}, func(ctx context.Context) language.Result {
+		return language.RunScript(ctx, s.cp, s.opts, s.next(), a.File(), small.WithWorkload(twin.Workload).Script(th, append(tt, claims...)))
+	}, func(plan language.Result) bool {
+		first, why, broke = s.judge(plan, workload, target)
+		return why != ""
 	})
-	wg.Go(func() {
-		tw = language.RunScript(ctx, s.cp, s.opts, s.next(), a.File(), small.WithWorkload(twin.Workload).Script(th, append(tt, claims...)))
-	})
-	wg.Wait()
+	if why == "" && !tw.Passed {
+		return first, "its neutral twin failed: " + firstFailure(tw.Failures), false
+	}
+	return first, why, broke
+}
+
+// judge judges the scenario's run alone (holds): the command it failed
+// at first, and why it does not hold, or "" when only its twin's run can
+// still say so. workload is the line of the scenario's workload: the
+// lines after it are the plan's tail and the claims.
+func (s *shrinker) judge(plan language.Result, workload int, target string) (first, why string, broke bool) {
 	if plan.Passed {
 		return "", "the scenario passed", false
 	}
@@ -364,17 +379,15 @@ func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.P
 			break
 		}
 	}
-	// The lines after the workload's are the plan's tail and the claims:
-	// a failure before them (the setup's, the workload's) is another one,
-	// whatever its command.
-	after := line > small.WithWorkload(p.Workload).WorkloadLine(len(ph))
 	switch {
 	case settled:
 		// The wait was cut short as everything settled (EndWaitsOnSettle):
 		// whether it would have been met later is not known, so the
 		// candidate does not hold, wherever the wait was.
 		return first, fmt.Sprintf("the scenario's wait %q ended as everything had settled without what it waited for", first), true
-	case !after:
+	case line <= workload:
+		// A failure before the tail and the claims (the setup's, the
+		// workload's) is another one, whatever its command.
 		return first, fmt.Sprintf("the scenario failed at %q, before its workload ended", first), true
 	case !slices.Contains(s.targets, first):
 		// A line of the plan's tail (an idle, a restart, an await) that
@@ -382,10 +395,27 @@ func (s *shrinker) holds(ctx context.Context, a *explore.Auto, p, twin explore.P
 		return first, fmt.Sprintf("the scenario failed at %q, which is none of its claims", first), true
 	case target != "" && first != target:
 		return first, fmt.Sprintf("the scenario failed at %q, not %q", first, target), false
-	case !tw.Passed:
-		return first, "its neutral twin failed: " + firstFailure(tw.Failures), false
 	}
 	return first, "", false
+}
+
+// pair runs a scenario (run) and its twin at once, and returns their
+// results. Once the scenario's run has ended and moot says its result
+// alone decides (the twin's is not read), the twin's context is
+// cancelled: a twin still running ends at its next wait or call, its
+// processes halted as any scenario's are at its end. Otherwise the twin
+// runs to its own end. moot is called once, before pair returns.
+func pair(ctx context.Context, run, twin func(context.Context) language.Result, moot func(language.Result) bool) (plan, tw language.Result) {
+	twinCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Go(func() { tw = twin(twinCtx) })
+	plan = run(ctx)
+	if moot(plan) {
+		stop()
+	}
+	wg.Wait()
+	return plan, tw
 }
 
 // next returns a folder of its own for the next run.

@@ -1,6 +1,7 @@
 package auto
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"testing"
 
 	"gotest.tools/v3/assert"
+
+	"github.com/racekit/racekit/harness/language"
 )
 
 // TestMinimizeGenerated holds the shrinker's rules (minimize) on 3,000
@@ -143,4 +146,78 @@ func boolInt(b bool) int {
 // key returns c's lines in order, for comparing left-out sets.
 func key(c leftOut) leftOut {
 	return leftOut{setup: slices.Sorted(slices.Values(c.setup)), work: slices.Sorted(slices.Values(c.work))}
+}
+
+// TestPairGenerated holds pair's rule on 2,000 generated runs of a
+// scenario and its twin: the twin is stopped (its context cancelled)
+// only when moot says the scenario's result alone decides, a twin that
+// is still needed runs to its own end with its context whole, and pair
+// returns the scenario's result and the twin's as their runs gave them.
+// Each case fixes whether the result is moot and whether the twin ends
+// before the scenario's run does, after it, or only when stopped.
+func TestPairGenerated(t *testing.T) {
+	const (
+		first    = iota // the twin ends before the scenario's run
+		released        // the twin ends once moot has judged
+		stopped         // the twin runs until its context is cancelled
+	)
+	for seed := range uint64(2000) {
+		r := rand.New(rand.NewPCG(seed, 31))
+		moot := r.IntN(2) == 0
+		order := first
+		if r.IntN(2) == 0 {
+			// A twin that ends only when cancelled is one whose verdict
+			// is moot; one released by moot's judging, one still needed.
+			order = released
+			if moot {
+				order = stopped
+			}
+		}
+		want := language.Result{Name: fmt.Sprintf("plan %d", seed), Passed: r.IntN(2) == 0}
+		ended, release := make(chan struct{}), make(chan struct{})
+		var cancelled error
+		twin := func(ctx context.Context) language.Result {
+			defer close(ended)
+			switch order {
+			case first:
+				return language.Result{Name: "twin", Passed: true}
+			case released:
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+			default:
+				<-ctx.Done()
+			}
+			cancelled = ctx.Err()
+			return language.Result{Name: "twin", Passed: cancelled == nil, Log: fmt.Sprint(cancelled)}
+		}
+		run := func(ctx context.Context) language.Result {
+			if order == first {
+				<-ended
+			}
+			return want
+		}
+		calls := 0
+		plan, tw := pair(context.Background(), run, twin, func(got language.Result) bool {
+			calls++
+			assert.DeepEqual(t, got, want)
+			if !moot {
+				close(release)
+			}
+			return moot
+		})
+		assert.Equal(t, calls, 1, "seed %d", seed)
+		assert.DeepEqual(t, plan, want)
+		switch order {
+		case first:
+			assert.Assert(t, tw.Passed, "seed %d: a twin that ended first keeps its result: %+v", seed, tw)
+		case released:
+			assert.NilError(t, cancelled, "seed %d: a twin still needed was stopped", seed)
+			assert.Assert(t, tw.Passed, "seed %d", seed)
+		case stopped:
+			assert.ErrorIs(t, cancelled, context.Canceled, "seed %d", seed)
+			assert.Assert(t, !tw.Passed, "seed %d", seed)
+		}
+	}
 }
