@@ -321,7 +321,11 @@ func Run(t *testing.T, s Setup) {
 	if err := install(c, s); err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, harness.Params(context.Background(), c, opts))
+	params, err := harness.Params(context.Background(), c, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, params)
 }
 
 // Result is the outcome of one scenario that Play ran, as values: whether

@@ -286,8 +286,9 @@ func Commands(extra ...*Command) []*Command {
 }
 
 // Params returns testscript parameters that run scenarios on cp with o:
-// each script gets its own Scenario, and every command.
-func Params(ctx context.Context, cp *ControlPlane, o ScriptOptions) testscript.Params {
+// each script gets its own Scenario, and every command. It fails once cp
+// is stopping: the scripts' work folder goes inside cp's.
+func Params(ctx context.Context, cp *ControlPlane, o ScriptOptions) (testscript.Params, error) {
 	// An error in o fails every scenario as it starts (the extensions'
 	// Setup), so that none runs, and none passes.
 	lo, _ := o.Language()

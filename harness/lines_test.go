@@ -104,7 +104,12 @@ x
 	clear(seen)
 	lo.Files = []string{lines}
 	ran := false
-	t.Run("go test", func(t *testing.T) { ran = true; testscript.Run(t, language.Params(context.Background(), c, lo)) })
+	t.Run("go test", func(t *testing.T) {
+		ran = true
+		params, err := language.Params(context.Background(), c, lo)
+		assert.NilError(t, err)
+		testscript.Run(t, params)
+	})
 	if !ran {
 		t.Skip("-run or -skip left out its subtest go test, whose lines this test judges")
 	}

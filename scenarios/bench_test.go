@@ -33,7 +33,7 @@ func BenchmarkFlagship(b *testing.B) {
 		own += d
 	}
 	for b.Loop() {
-		testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
+		testscript.RunT(benchT{b}, params(b, opts))
 	}
 	b.ReportMetric(float64(wall)/float64(trips), "wall/roundtrips")
 	b.ReportMetric(float64(wall)/float64(trips+own), "wall/all-roundtrips")
@@ -131,7 +131,7 @@ func BenchmarkRunningFlagship(b *testing.B) {
 			opts.Dir, opts.Files = "", []string{bc.file}
 			opts.Done = func(sc *harness.Scenario) { wall += sc.Ended().Sub(sc.Started()) }
 			for b.Loop() {
-				testscript.RunT(benchT{b}, harness.Params(context.Background(), cp, opts))
+				testscript.RunT(benchT{b}, params(b, opts))
 			}
 			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms/scenario")
 		})

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -66,7 +65,7 @@ func TestDeterminism(t *testing.T) {
 	}
 	for i := 1; i <= n; i++ {
 		t.Run(fmt.Sprintf("round-%d", i), func(t *testing.T) {
-			testscript.Run(t, harness.Params(context.Background(), cp, opts))
+			testscript.Run(t, params(t, opts))
 		})
 	}
 

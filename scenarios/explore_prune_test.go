@@ -165,7 +165,7 @@ func TestExploreUnderGoTest(t *testing.T) {
 	}
 	// testscript runs each file as a parallel subtest, which ends with
 	// the group.
-	t.Run("group", func(t *testing.T) { testscript.Run(t, harness.Params(context.Background(), cp, opts)) })
+	t.Run("group", func(t *testing.T) { testscript.Run(t, params(t, opts)) })
 	mu.Lock()
 	defer mu.Unlock()
 	switch {

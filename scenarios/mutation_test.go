@@ -190,7 +190,12 @@ func runCatalogue(files, variants []string) map[outcomeKey]outcome {
 			found[sc.Name] = o
 		}
 		opts.Dir, opts.Files = "", files // testscript ignores Files when Dir is set
-		testscript.RunT(parent, harness.Params(context.Background(), cp, opts))
+		params, err := harness.Params(context.Background(), cp, opts)
+		if err != nil {
+			out[outcomeKey{v, "options"}] = outcome{scenario: "options", failure: err.Error()}
+			continue
+		}
+		testscript.RunT(parent, params)
 	}
 	wg.Wait()
 	return out

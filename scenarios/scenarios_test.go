@@ -66,7 +66,7 @@ func TestScenarios(t *testing.T) {
 	}
 	opts := options(t, "")
 	opts.UpdateScripts = *update
-	testscript.Run(t, harness.Params(context.Background(), cp, opts))
+	testscript.Run(t, params(t, opts))
 }
 
 // TestReadsFromTheTrace runs the catalogue with every assertion that the
@@ -76,12 +76,23 @@ func TestScenarios(t *testing.T) {
 func TestReadsFromTheTrace(t *testing.T) {
 	opts := options(t, "")
 	opts.VerifyReads = true
-	testscript.Run(t, harness.Params(context.Background(), cp, opts))
+	testscript.Run(t, params(t, opts))
 }
 
 // options returns the options that race the reference controller, through
 // racekit's public API, with the scenarios in this folder: the production
 // controller, or the teaching variant called bug.
+// params returns the testscript parameters that run scenarios with opts on
+// the package's control plane, failing tb when there are none.
+func params(tb testing.TB, opts harness.ScriptOptions) testscript.Params {
+	tb.Helper()
+	p, err := harness.Params(context.Background(), cp, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
 func options(tb testing.TB, bug string) harness.ScriptOptions {
 	tb.Helper()
 	opts, err := referenceOptions(bug)

@@ -81,11 +81,12 @@ func runFiles(ctx context.Context, cp *controlplane.ControlPlane, opts Options) 
 		}
 	}
 	top := &resultT{}
-	params := Params(ctx, cp, opts)
-	if params.WorkdirRoot != "" {
-		// testscript removes a root it made itself; this one is ours.
-		defer os.RemoveAll(params.WorkdirRoot)
+	params, err := Params(ctx, cp, opts)
+	if err != nil {
+		return []Result{{Name: "scenarios", Log: "FAIL: " + err.Error()}}
 	}
+	// testscript removes a root it made itself; this one is ours.
+	defer os.RemoveAll(params.WorkdirRoot)
 	testscript.RunT(top, params)
 	results := top.results
 	for i := range results {

@@ -68,22 +68,31 @@ func (o Options) Check() error {
 	return err
 }
 
+// scratcher gives a folder that goes with the control plane
+// (controlplane.ControlPlane.Scratch).
+type scratcher interface {
+	Scratch() (string, error)
+}
+
 // workdirRoot makes a folder for the work folders of one testscript run's
 // scripts (testscript names each after its script alone, so each run needs
 // a root of its own) inside the control plane's (Scratch), so that an
 // interrupt or a kill leaves none behind: an exploration interrupted in
-// the middle of its runs left them in TMPDIR. It returns "" (testscript
-// then makes its root in TMPDIR, and removes it) when it cannot.
-func workdirRoot(cp *controlplane.ControlPlane) string {
+// the middle of its runs left them in TMPDIR. It fails when it cannot,
+// as once the control plane's Stop has begun: testscript, given no root,
+// makes its own in TMPDIR and removes it only when its scripts end, which
+// an interrupt does not wait for (racekit run interrupted as it started
+// the control plane left one behind).
+func workdirRoot(cp scratcher) (string, error) {
 	scratch, err := cp.Scratch()
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("the scripts' work folder: %w", err)
 	}
 	root, err := os.MkdirTemp(scratch, "run-")
 	if err != nil {
-		return ""
+		return "", fmt.Errorf("the scripts' work folder: %w", err)
 	}
-	return root
+	return root, nil
 }
 
 // DefaultHookTimeout bounds a hook action that blocks: long enough for any
@@ -93,8 +102,14 @@ const DefaultHookTimeout = 30 * time.Second
 
 // Params returns testscript parameters that run scenarios on cp: each script
 // gets its own Scenario (namespace, actors, hooks, recorder), the scenario
-// commands, and a final check that every armed hook fired.
-func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) testscript.Params {
+// commands, and a final check that every armed hook fired. It fails when
+// it cannot make the scripts' work folder in the control plane's
+// (workdirRoot), as once the control plane is stopping.
+func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) (testscript.Params, error) {
+	root, err := workdirRoot(cp)
+	if err != nil {
+		return testscript.Params{}, err
+	}
 	// A controller logs through the logger in its context. A scenario's
 	// story is its trace; the controller's log lines would only interleave
 	// with the output of racekit run and go test.
@@ -106,7 +121,7 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 		cmds[name] = adapt(c)
 	}
 	return testscript.Params{
-		WorkdirRoot:        workdirRoot(cp),
+		WorkdirRoot:        root,
 		Dir:                opts.Dir,
 		Files:              opts.Files,
 		UpdateScripts:      opts.UpdateScripts,
@@ -149,7 +164,7 @@ func Params(ctx context.Context, cp *controlplane.ControlPlane, opts Options) te
 			}
 			return nil
 		},
-	}
+	}, nil
 }
 
 // end is what happens when the script ends, passed or failed: the
