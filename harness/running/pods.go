@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -134,15 +135,20 @@ func runNode(sc *language.Scenario, inv language.Invocation) error {
 	if err != nil {
 		return err
 	}
-	// The hollow kubelet keeps its root folder, its fake runtime's socket
-	// and its pods' folders under $TMPDIR, and never removes them: a short
-	// folder of the scenario's own (unix sockets have at most 107 bytes of
-	// path), removed when the scenario ends.
+	// The hollow kubelet keeps its fake runtime's socket under $TMPDIR,
+	// and never removes it: a short folder of the scenario's own (unix
+	// sockets have at most 107 bytes of path), removed when the scenario
+	// ends. Its root folder, with its pods' folders, it makes in /tmp
+	// whatever $TMPDIR says, and never removes either: the scenario
+	// removes the ones its log names, once its lives have ended.
 	tmp, err := os.MkdirTemp("", "racekit-node-")
 	if err != nil {
 		return fmt.Errorf("node %s: a folder for its kubelet: %w", name, err)
 	}
-	sc.Defer(func() { _ = os.RemoveAll(tmp) })
+	sc.Defer(func() {
+		_ = os.RemoveAll(tmp)
+		kubeletRootsRemoved(actor, removeKubeletRoots(sc.Dir, actor))
+	})
 	kubeconfig := filepath.Join(sc.Dir, SpawnedKubeconfig)
 	spawn := []string{actor, "TMPDIR=" + tmp, "--", path,
 		"--morph=kubelet",
@@ -175,6 +181,61 @@ func runNode(sc *language.Scenario, inv language.Invocation) error {
 	}
 	return started(sc, lastLife(sc, r), "the kubelet of node "+name, strings.Join(spawn[3:], " "), evs...)
 }
+
+// kubeletRootLine is the line of a hollow kubelet's log that names its
+// root folder (k8s.io/kubernetes/pkg/kubemark/hollow_kubelet.go): it
+// makes the folder with test/utils.MakeTempDirOrDie, in /tmp whatever
+// $TMPDIR says, and never removes it, so every node a scenario started
+// left one behind until 2026-12-07. The pattern takes nothing but such a
+// folder, so that no log line can name another for removal.
+var kubeletRootLine = regexp.MustCompile(`Using (/tmp/hollow-kubelet\.[0-9]+) as root dir for hollow-kubelet`)
+
+// kubeletLog names the log files of an actor's lives (spawnLog):
+// ACTOR.log, then ACTOR.2.log and on for each restart.
+func kubeletLog(actor, file string) bool {
+	if file == actor+".log" {
+		return true
+	}
+	n, ok := strings.CutPrefix(file, actor+".")
+	if !ok {
+		return false
+	}
+	n, ok = strings.CutSuffix(n, ".log")
+	_, err := strconv.Atoi(n)
+	return ok && err == nil
+}
+
+// removeKubeletRoots removes the root folders that the logs of actor's
+// lives in the work folder dir name, and returns them. It runs when the
+// scenario ends, once its processes have been halted; a folder it cannot
+// read or remove stays, as it would have without it.
+func removeKubeletRoots(dir, actor string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var roots []string
+	for _, e := range entries {
+		if !kubeletLog(actor, e.Name()) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, m := range kubeletRootLine.FindAllSubmatch(data, -1) {
+			root := string(m[1])
+			if os.RemoveAll(root) == nil {
+				roots = append(roots, root)
+			}
+		}
+	}
+	return roots
+}
+
+// kubeletRootsRemoved is told the root folders removed for each node's
+// actor when its scenario ends: TestPods checks them.
+var kubeletRootsRemoved = func(actor string, roots []string) {}
 
 // leaseNamespace is where a kubelet keeps its node's lease, its heartbeat
 // (v1.NamespaceNodeLease): the API server creates it, and it is no

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"gotest.tools/v3/assert"
@@ -32,8 +33,37 @@ func TestPods(t *testing.T) {
 	files, err := filepath.Glob("testdata/pods/*.txtar")
 	assert.NilError(t, err)
 	assert.Assert(t, len(files) > 0)
+	// Each kubelet's root folder in /tmp is removed when its scenario
+	// ends (removeKubeletRoots): at least one for each node line.
+	var mu sync.Mutex
+	var roots []string
+	kubeletRootsRemoved = func(_ string, r []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		roots = append(roots, r...)
+	}
+	t.Cleanup(func() { kubeletRootsRemoved = func(string, []string) {} })
+	nodes := 0
+	// The group ends once its parallel scripts have.
+	t.Run("scripts", func(t *testing.T) { runPodScripts(t, files, &nodes) })
+	if t.Failed() {
+		return
+	}
+	assert.Assert(t, len(roots) >= nodes, "the kubelets' root folders removed: %d for %d node lines: %v", len(roots), nodes, roots)
+	for _, r := range roots {
+		_, err := os.Stat(r)
+		assert.Assert(t, os.IsNotExist(err), "a kubelet's root folder is still there: %s (%v)", r, err)
+	}
+}
+
+// runPodScripts runs the pods scripts files side by side, and adds their
+// node lines to nodes.
+func runPodScripts(t *testing.T, files []string, nodes *int) {
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		data, err := os.ReadFile(file)
+		assert.NilError(t, err)
+		*nodes += len(regexp.MustCompile(`(?m)^node `).FindAll(data, -1))
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			data, err := os.ReadFile(file)
@@ -73,6 +103,53 @@ var podChecks = map[string]func(*testing.T, record.Trace){
 			assert.Assert(t, regexp.MustCompile(`^(get|create|update) n1\.rk-node-heartbeat-\w+ in kube-node-lease: 20[01]$`).MatchString(l), "a lease call of the kubelet: %s", l)
 		}
 	},
+}
+
+// TestRemoveKubeletRoots checks which root folders a scenario removes
+// for a node's actor: those that the logs of its own lives name, and
+// nothing else.
+func TestRemoveKubeletRoots(t *testing.T) {
+	line := func(root string) string {
+		return `I1207 21:54:10.123456   4242 hollow_kubelet.go:153] "Using ` + root + ` as root dir for hollow-kubelet"` + "\n"
+	}
+	for _, tc := range []struct {
+		name    string
+		logs    map[string]string // file: text, ROOT for the folder made
+		removed bool
+	}{
+		{"its log", map[string]string{"n1.log": "ROOT"}, true},
+		{"a restart's log", map[string]string{"n1.log": "", "n1.2.log": "ROOT"}, true},
+		{"another actor's log", map[string]string{"n10.log": "ROOT"}, false},
+		{"another actor's restart", map[string]string{"n1.x.log": "ROOT"}, false},
+		{"not a log", map[string]string{"n1.txt": "ROOT"}, false},
+		{"no such line", map[string]string{"n1.log": "-"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, err := os.MkdirTemp("/tmp", "hollow-kubelet.")
+			assert.NilError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(root) })
+			assert.NilError(t, os.Mkdir(filepath.Join(root, "pods"), 0o700))
+			dir := t.TempDir()
+			for file, text := range tc.logs {
+				switch text {
+				case "ROOT":
+					text = line(root)
+				case "-":
+					text = line("/tmp/elsewhere.1") + `Using ` + root + ` as root dir` + "\n"
+				}
+				assert.NilError(t, os.WriteFile(filepath.Join(dir, file), []byte(text), 0o600))
+			}
+			got := removeKubeletRoots(dir, "n1")
+			_, err = os.Stat(root)
+			if tc.removed {
+				assert.DeepEqual(t, got, []string{root})
+				assert.Assert(t, os.IsNotExist(err), "still there: %v", err)
+				return
+			}
+			assert.Equal(t, len(got), 0, "%v", got)
+			assert.NilError(t, err)
+		})
+	}
 }
 
 // TestPodsMissing checks what scheduler and node say when their binary
