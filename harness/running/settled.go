@@ -23,6 +23,8 @@ type allSettled struct {
 	deadline time.Time
 	locks    lockReader
 	waiting  []string
+	// looked is when the last step began.
+	looked time.Time
 }
 
 func newAllSettled(sc *language.Scenario, deadline time.Time) *allSettled {
@@ -44,6 +46,7 @@ func newAllSettled(sc *language.Scenario, deadline time.Time) *allSettled {
 // bound (waitsToLead): it found a leader-election lock another holds, with
 // a lease that outlasts the bound, and never wrote that lock.
 func (a *allSettled) step() bool {
+	a.looked = time.Now()
 	lives := runningLives(a.sc)
 	all := len(lives) > 0
 	a.waiting = nil
@@ -90,17 +93,30 @@ func (a *allSettled) changed() {
 // or nil when none is (a change on the wire wakes the next).
 func (a *allSettled) wake() <-chan time.Time {
 	a.stopTimer()
-	var first time.Time
-	for _, w := range a.of {
-		if !w.due.IsZero() && (first.IsZero() || w.due.Before(first)) {
-			first = w.due
-		}
-	}
+	first := a.next(a.looked)
 	if first.IsZero() {
 		return nil
 	}
 	a.timer = time.NewTimer(time.Until(first))
 	return a.timer.C
+}
+
+// next returns the first time after looked, when the last step began, at
+// which a life's look is due, or the zero time when none is. That step
+// looked at every life, so a due time that came before it was that look's,
+// and the life set no new one: it waits for a change on the wire (a call
+// in flight, a restart). Until 2026-12-07 such a time counted, and made a
+// timer that fired at once, again and again, until the change came: await
+// spun on a core for as long as a hook held a call. A due time the step
+// set is after its start, and counts even once it has passed.
+func (a *allSettled) next(looked time.Time) time.Time {
+	var first time.Time
+	for _, w := range a.of {
+		if w.due.After(looked) && (first.IsZero() || w.due.Before(first)) {
+			first = w.due
+		}
+	}
+	return first
 }
 
 func (a *allSettled) stopTimer() {
