@@ -152,7 +152,7 @@ func (r Result) checkExplored(w Want) error {
 			}
 		}
 		if !matched {
-			errs = append(errs, fmt.Sprintf("the run at %s with %s failed, and no want names it: %s", moment, interferer, il.Failure))
+			errs = append(errs, fmt.Sprintf("the run at %s with %s failed, and no want names it: %s%s", moment, interferer, il.Failure, moreLines(il.Failures)))
 		}
 	}
 	for i, want := range w.runs {
@@ -167,6 +167,26 @@ func (r Result) checkExplored(w Want) error {
 		return fmt.Errorf("%s: %s\n%s", r.Name, strings.Join(errs, "\n"), r.Explored.Table())
 	}
 	return nil
+}
+
+// moreLines returns the lines after the first of each failure in fs,
+// indented, each failure's after a line naming it, or "" when every
+// failure is one line: the table and the one-line Failure show only the
+// first, and an unexpected failure is read from what follows it (the
+// calls an await's actor made, the diff of a field).
+func moreLines(fs []Failure) string {
+	var b strings.Builder
+	for _, f := range fs {
+		first, rest, ok := strings.Cut(f.Text(), "\n")
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(&b, "\n    %s", first)
+		for line := range strings.SplitSeq(rest, "\n") {
+			fmt.Fprintf(&b, "\n      %s", line)
+		}
+	}
+	return b.String()
 }
 
 // describeFailures lists r's failures as values, one a line.

@@ -81,6 +81,9 @@ func TestCheckExplored(t *testing.T) {
 		{"the run passed", explored(run(moment), run(other)), finds, "did not fail, want it to fail at wire"},
 		{"fails elsewhere", explored(run(moment, fieldFailure("field a/b c 1", "1", "2"))), finds, "not as it should"},
 		{"no run may fail", explored(run(moment, wire)), racekit.Passes(), "no want names it"},
+		{"an unexpected failure in full", explored(run(moment, wire), run(other, harness.Failure{Kind: "command", Command: "await kcm create pvcs/p 201",
+			Message: "ran out of time: kcm made these calls:\n  get statefulsets/s 200"})), finds,
+			"no want names it: x\n    await kcm create pvcs/p 201: ran out of time: kcm made these calls:\n        get statefulsets/s 200"},
 		{"explored nothing", result("e", harness.Failure{Command: "explore"}), finds, "explored nothing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkWant(t, tc.r, tc.want, tc.err) })
